@@ -1,0 +1,1 @@
+//! Benches live in the `[[bench]]` targets; this library is empty.

@@ -1,0 +1,621 @@
+//! The access-log line parser: a compiled [`Format`] applied to one line, giving a
+//! [`Record`] that borrows the line.
+
+use std::borrow::Cow;
+
+use crate::format::{Escaping, Field, Format, Item, Kind, Role};
+use crate::time::{self, TimeCache, TimeSpec, Timestamp};
+use crate::unescape::unescape;
+
+/// Why a line is malformed. The names ([`Reason::as_str`]) are part of the JSON output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Reason {
+    /// Nothing but white space.
+    Empty,
+    /// Raw control bytes (NUL runs, binary garbage) that the server never writes.
+    Binary,
+    /// The line ends before the format does.
+    Truncated,
+    /// A quoted field is not closed.
+    UnbalancedQuotes,
+    /// More (or fewer) fields than the format has.
+    FieldCount,
+    /// A time field is not a valid time.
+    BadTime,
+    /// A numeric field is not a number.
+    BadNumber,
+    /// Literal text of the format does not match the line.
+    Mismatch,
+}
+
+impl Reason {
+    /// Every reason, in a stable order.
+    pub const ALL: [Reason; 8] = [
+        Reason::Empty,
+        Reason::Binary,
+        Reason::Truncated,
+        Reason::UnbalancedQuotes,
+        Reason::FieldCount,
+        Reason::BadTime,
+        Reason::BadNumber,
+        Reason::Mismatch,
+    ];
+
+    /// The stable name used in JSON, CSV and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Empty => "empty",
+            Reason::Binary => "binary",
+            Reason::Truncated => "truncated",
+            Reason::UnbalancedQuotes => "unbalanced_quotes",
+            Reason::FieldCount => "field_count",
+            Reason::BadTime => "bad_time",
+            Reason::BadNumber => "bad_number",
+            Reason::Mismatch => "mismatch",
+        }
+    }
+
+    /// Position in [`Reason::ALL`], for counting in arrays.
+    pub fn index(self) -> usize {
+        Reason::ALL.iter().position(|r| *r == self).unwrap_or(0)
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One parsed line: the raw value of each field, borrowed from the line.
+#[derive(Debug, Clone)]
+pub struct Record<'a> {
+    format: &'a Format,
+    spans: Vec<&'a [u8]>,
+    time: Option<Timestamp>,
+}
+
+impl<'a> Record<'a> {
+    /// An empty record for `format`, to be filled by [`LineParser::parse`] again and
+    /// again without allocating.
+    pub fn new(format: &'a Format) -> Record<'a> {
+        Record {
+            format,
+            spans: Vec::with_capacity(format.fields.len()),
+            time: None,
+        }
+    }
+
+    /// The format the record was parsed with.
+    pub fn format(&self) -> &'a Format {
+        self.format
+    }
+
+    /// The raw bytes of field `idx` as they are in the line, `None` when absent (`-`).
+    pub fn raw(&self, idx: usize) -> Option<&'a [u8]> {
+        let v = *self.spans.get(idx)?;
+        if v == b"-" {
+            None
+        } else {
+            Some(v)
+        }
+    }
+
+    /// The raw bytes of the field with `role`.
+    pub fn raw_role(&self, role: Role) -> Option<&'a [u8]> {
+        self.raw(self.format.role(role)?)
+    }
+
+    /// The unescaped value of field `idx`; `None` when absent.
+    pub fn value(&self, idx: usize) -> Option<Cow<'a, [u8]>> {
+        let raw = self.raw(idx)?;
+        let field = self.format.fields.get(idx)?;
+        if field.empty_as_quotes && raw == b"\"\"" {
+            return Some(Cow::Borrowed(&[]));
+        }
+        Some(match field.kind {
+            Kind::Text => unescape(raw, self.format.escaping),
+            _ => Cow::Borrowed(raw),
+        })
+    }
+
+    /// The unescaped value of the field with `role`.
+    pub fn role(&self, role: Role) -> Option<Cow<'a, [u8]>> {
+        self.value(self.format.role(role)?)
+    }
+
+    /// The request time (the first full time field, completed by fraction fields).
+    pub fn time(&self) -> Option<Timestamp> {
+        self.time
+    }
+
+    /// Field `idx` as an integer.
+    pub fn int(&self, idx: usize) -> Option<u64> {
+        time::parse_u64(self.raw(idx)?)
+    }
+
+    /// The duration in microseconds, from whichever duration field the format has.
+    pub fn duration_us(&self) -> Option<u64> {
+        let idx = self.format.role(Role::Duration)?;
+        let field = self.format.fields.get(idx)?;
+        let raw = self.raw(idx)?;
+        let per = field.micros_per_unit.unwrap_or(1);
+        match field.kind {
+            Kind::Decimal => {
+                let (int, frac) = match memchr::memchr(b'.', raw) {
+                    Some(p) => (raw.get(..p)?, raw.get(p + 1..)?),
+                    None => (raw, &b""[..]),
+                };
+                let whole = if int.is_empty() {
+                    0
+                } else {
+                    time::parse_u64(int)?
+                };
+                let nanos = if frac.is_empty() {
+                    0
+                } else {
+                    time::parse_frac(frac)?
+                };
+                Some(
+                    whole
+                        .saturating_mul(per)
+                        .saturating_add(u64::from(nanos) * per / 1_000_000_000),
+                )
+            }
+            _ => time::parse_u64(raw).map(|v| v.saturating_mul(per)),
+        }
+    }
+
+    /// Method, target and protocol: from their own fields when the format has them,
+    /// else split from the request line (`%r`, `$request`).
+    pub fn request_parts(&self) -> RequestParts<'a> {
+        let mut parts = RequestParts::default();
+        if let Some(req) = self.role(Role::Request) {
+            if let Some((m, t, v)) = split_request(&req) {
+                parts.method = Some(cow_sub(&req, m));
+                parts.target = Some(cow_sub(&req, t));
+                parts.http_version = v.map(|v| cow_sub(&req, v));
+            }
+        }
+        if let Some(m) = self.role(Role::Method) {
+            parts.method = Some(m);
+        }
+        if let Some(v) = self.role(Role::HttpVersion) {
+            parts.http_version = Some(v);
+        }
+        if let Some(t) = self.role(Role::Target) {
+            parts.target = Some(t);
+        } else if let Some(p) = self.role(Role::Path) {
+            let mut t = p.into_owned();
+            if let Some(q) = self.role(Role::Query) {
+                if !q.is_empty() && q.first() != Some(&b'?') {
+                    t.push(b'?');
+                }
+                t.extend_from_slice(&q);
+            }
+            parts.target = Some(Cow::Owned(t));
+        }
+        parts
+    }
+}
+
+fn cow_sub<'a>(whole: &Cow<'a, [u8]>, range: std::ops::Range<usize>) -> Cow<'a, [u8]> {
+    match whole {
+        Cow::Borrowed(b) => Cow::Borrowed(b.get(range).unwrap_or(&[])),
+        Cow::Owned(v) => Cow::Owned(v.get(range).unwrap_or(&[]).to_vec()),
+    }
+}
+
+/// Parts of a request line.
+#[derive(Debug, Default, Clone)]
+pub struct RequestParts<'a> {
+    /// `GET`.
+    pub method: Option<Cow<'a, [u8]>>,
+    /// `/index.html?x=1`.
+    pub target: Option<Cow<'a, [u8]>>,
+    /// `HTTP/1.1`; absent for HTTP/0.9 lines.
+    pub http_version: Option<Cow<'a, [u8]>>,
+}
+
+type Span = std::ops::Range<usize>;
+
+/// Split `GET /a b HTTP/1.1` into method, target (which may hold spaces) and version.
+/// Lines whose first word is not a plausible method (garbage, TLS bytes sent to a
+/// plain port) are not split.
+pub fn split_request(req: &[u8]) -> Option<(Span, Span, Option<Span>)> {
+    let sp = memchr::memchr(b' ', req)?;
+    let method = req.get(..sp)?;
+    if method.is_empty()
+        || method.len() > 32
+        || !method
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || *b == b'-' || *b == b'_')
+    {
+        return None;
+    }
+    let rest = req.get(sp + 1..)?;
+    if let Some(last) = memchr::memrchr(b' ', rest) {
+        let version = rest.get(last + 1..)?;
+        if version.starts_with(b"HTTP/") {
+            let t0 = sp + 1;
+            return Some((0..sp, t0..t0 + last, Some(t0 + last + 1..req.len())));
+        }
+    }
+    Some((0..sp, sp + 1..req.len(), None))
+}
+
+/// A retry point for a field that may hold raw delimiters.
+#[derive(Debug, Clone, Copy)]
+struct Choice {
+    item: usize,
+    start: usize,
+    resume: usize,
+    spans: usize,
+}
+
+/// Applies a [`Format`] to lines. Holds the per-thread scratch state (time cache,
+/// backtracking stack); make one per thread.
+#[derive(Debug)]
+pub struct LineParser<'f> {
+    format: &'f Format,
+    cache: TimeCache,
+    choices: Vec<Choice>,
+    /// For each item index, the literal that follows it, if any.
+    next_lit: Vec<Option<&'f [u8]>>,
+    has_strftime: bool,
+}
+
+/// How many retries a line may take before it is called malformed.
+const BACKTRACK_BUDGET: usize = 64;
+
+impl<'f> LineParser<'f> {
+    /// A parser for `format`.
+    pub fn new(format: &'f Format) -> LineParser<'f> {
+        let next_lit = (0..format.items.len())
+            .map(|i| match format.items.get(i + 1) {
+                Some(Item::Lit(l)) => Some(l.as_slice()),
+                _ => None,
+            })
+            .collect();
+        let has_strftime = format
+            .fields
+            .iter()
+            .any(|f| matches!(f.kind, Kind::Time(TimeSpec::Strftime(_))));
+        LineParser {
+            format,
+            cache: TimeCache::default(),
+            choices: Vec::new(),
+            next_lit,
+            has_strftime,
+        }
+    }
+
+    /// The format this parser applies.
+    pub fn format(&self) -> &'f Format {
+        self.format
+    }
+
+    /// Parse `line` (without its `\n`; a trailing `\r` is ignored) into `rec`.
+    pub fn parse<'a>(&mut self, line: &'a [u8], rec: &mut Record<'a>) -> Result<(), Reason>
+    where
+        'f: 'a,
+    {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        rec.spans.clear();
+        rec.time = None;
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            return Err(Reason::Empty);
+        }
+        match self.match_line(line, rec) {
+            Ok(frac) => self.finish_time(rec, frac),
+            Err(first) => Err(classify(line, first, self.format)),
+        }
+    }
+
+    /// Match the items against the line, backtracking over raw-capable fields.
+    /// Returns the fraction-of-second nanos seen (for `%{msec_frac}t`).
+    fn match_line<'a>(&mut self, line: &'a [u8], rec: &mut Record<'a>) -> Result<u32, Reason>
+    where
+        'f: 'a,
+    {
+        let format = self.format;
+        let items = &format.items;
+        self.choices.clear();
+        let mut first_err: Option<Reason> = None;
+        let mut budget = BACKTRACK_BUDGET;
+        let mut pos = 0usize;
+        let mut i = 0usize;
+        let mut frac = 0u32;
+        // `resume` is set when retrying a field from a later delimiter.
+        let mut resume: Option<usize> = None;
+        // Index (in `rec.spans`) of the field the record's time came from.
+        let mut time_span = usize::MAX;
+        loop {
+            let step: Result<(), Reason> = match items.get(i) {
+                None => {
+                    if pos == line.len() {
+                        return Ok(frac);
+                    }
+                    Err(Reason::FieldCount)
+                }
+                Some(Item::Lit(lit)) => {
+                    let rest = line.get(pos..).unwrap_or(&[]);
+                    if rest.starts_with(lit) {
+                        pos += lit.len();
+                        i += 1;
+                        Ok(())
+                    } else if lit.starts_with(rest) {
+                        Err(Reason::Truncated)
+                    } else {
+                        Err(Reason::Mismatch)
+                    }
+                }
+                Some(Item::Field(f)) => {
+                    let field = &format.fields[*f];
+                    let next = self.next_lit.get(i).copied().flatten();
+                    let from = resume.take().unwrap_or(pos);
+                    match find_end(field, format.escaping, line, pos, from, next) {
+                        None => Err(if from > pos {
+                            Reason::Mismatch
+                        } else {
+                            Reason::Truncated
+                        }),
+                        Some(end) => {
+                            if field.raw_ok && next.is_some() {
+                                self.choices.push(Choice {
+                                    item: i,
+                                    start: pos,
+                                    resume: end + 1,
+                                    spans: rec.spans.len(),
+                                });
+                            }
+                            let value = line.get(pos..end).unwrap_or(&[]);
+                            match self.check(field, value, &mut frac) {
+                                Ok(ts) => {
+                                    if let (Some(ts), None) = (ts, rec.time) {
+                                        rec.time = Some(ts);
+                                        time_span = rec.spans.len();
+                                    }
+                                    rec.spans.push(value);
+                                    pos = end;
+                                    i += 1;
+                                    Ok(())
+                                }
+                                Err(e) => Err(e),
+                            }
+                        }
+                    }
+                }
+            };
+            if let Err(e) = step {
+                first_err.get_or_insert(e);
+                let Some(c) = self.choices.pop() else {
+                    return Err(first_err.unwrap_or(e));
+                };
+                if budget == 0 {
+                    return Err(first_err.unwrap_or(e));
+                }
+                budget -= 1;
+                rec.spans.truncate(c.spans);
+                if time_span >= c.spans {
+                    rec.time = None;
+                    time_span = usize::MAX;
+                }
+                i = c.item;
+                pos = c.start;
+                resume = Some(c.resume);
+            }
+        }
+    }
+
+    /// Check a field's value; a full time field also yields its instant.
+    fn check(
+        &mut self,
+        field: &Field,
+        v: &[u8],
+        frac: &mut u32,
+    ) -> Result<Option<Timestamp>, Reason> {
+        match &field.kind {
+            Kind::Text => Ok(None),
+            Kind::Token => {
+                if v.iter().all(|&b| b > b' ' && b != 0x7f) {
+                    Ok(None)
+                } else if v.contains(&b' ') {
+                    Err(Reason::FieldCount)
+                } else {
+                    Err(Reason::Binary)
+                }
+            }
+            Kind::Int => {
+                if v == b"-" || (!v.is_empty() && v.len() <= 20 && v.iter().all(u8::is_ascii_digit))
+                {
+                    Ok(None)
+                } else if v.contains(&b' ') {
+                    Err(Reason::FieldCount)
+                } else {
+                    Err(Reason::BadNumber)
+                }
+            }
+            Kind::Decimal => {
+                let dots = v.iter().filter(|&&b| b == b'.').count();
+                if v == b"-"
+                    || (!v.is_empty()
+                        && dots <= 1
+                        && v.iter().all(|b| b.is_ascii_digit() || *b == b'.'))
+                {
+                    Ok(None)
+                } else if v.contains(&b' ') {
+                    Err(Reason::FieldCount)
+                } else {
+                    Err(Reason::BadNumber)
+                }
+            }
+            Kind::Time(spec) => match spec {
+                TimeSpec::Frac { digits } => {
+                    if v.len() == usize::from(*digits) {
+                        *frac = time::parse_frac(v).ok_or(Reason::BadTime)?;
+                        Ok(None)
+                    } else {
+                        Err(Reason::BadTime)
+                    }
+                }
+                TimeSpec::Strftime(_) => Ok(None),
+                simple => {
+                    if v == b"-" {
+                        return Ok(None);
+                    }
+                    let ts = time::parse_simple(simple, v, &mut self.cache)
+                        .ok_or(Reason::BadTime)?;
+                    Ok((field.role == Some(Role::Time)).then_some(ts))
+                }
+            },
+        }
+    }
+
+    fn finish_time(&self, rec: &mut Record<'_>, frac: u32) -> Result<(), Reason> {
+        if self.has_strftime {
+            let mut parsed = chrono::format::Parsed::new();
+            for (idx, field) in self.format.fields.iter().enumerate() {
+                if let Kind::Time(TimeSpec::Strftime(fmt)) = &field.kind {
+                    let raw = rec.spans.get(idx).copied().unwrap_or(&[]);
+                    if raw == b"-" {
+                        continue;
+                    }
+                    time::parse_strftime_into(fmt, raw, &mut parsed).ok_or(Reason::BadTime)?;
+                }
+            }
+            if rec.time.is_none() {
+                rec.time = time::finish_strftime(&parsed);
+                if rec.time.is_none() {
+                    return Err(Reason::BadTime);
+                }
+            }
+        }
+        if frac != 0 {
+            if let Some(t) = rec.time.as_mut() {
+                if t.nanos == 0 {
+                    t.nanos = frac;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where the value of `field` that starts at `start` ends, looking for delimiters from
+/// `from` on (later than `start` when retrying).
+fn find_end(
+    field: &Field,
+    escaping: Escaping,
+    line: &[u8],
+    start: usize,
+    from: usize,
+    next: Option<&[u8]>,
+) -> Option<usize> {
+    let Some(lit) = next else {
+        // The last item of the format (or followed by another field, which only
+        // self-delimiting fields and numbers may be).
+        if let Kind::Time(TimeSpec::Clf { brackets: true }) = field.kind {
+            return bracket_end(line, start, from);
+        }
+        if field.kind == Kind::Int {
+            if from > start {
+                return None;
+            }
+            let rest = line.get(start..)?;
+            let n = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            let n = if n == 0 && rest.first() == Some(&b'-') {
+                1
+            } else {
+                n
+            };
+            return Some(start + n);
+        }
+        return if from > start { None } else { Some(line.len()) };
+    };
+    if let Kind::Time(TimeSpec::Clf { brackets: true }) = field.kind {
+        return bracket_end(line, start, from);
+    }
+    let first = *lit.first()?;
+    let hay = line.get(from..)?;
+    if first == b'"'
+        && field.kind == Kind::Text
+        && matches!(escaping, Escaping::Apache | Escaping::NginxJson)
+    {
+        // Skip quotes escaped as \" (an odd run of backslashes before them).
+        let mut off = 0;
+        while let Some(p) = memchr::memchr(b'"', hay.get(off..)?) {
+            let abs = from + off + p;
+            let backslashes = line
+                .get(start..abs)?
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                return Some(abs);
+            }
+            off += p + 1;
+        }
+        return None;
+    }
+    if lit.len() > 1 && (field.raw_ok || field.kind == Kind::Text) {
+        // Free text may hold the literal's first byte (a user name with a space before
+        // ` [`): the value ends where the whole literal follows.
+        let mut off = 0;
+        while let Some(p) = memchr::memchr(first, hay.get(off..)?) {
+            if hay.get(off + p..)?.starts_with(lit) {
+                return Some(from + off + p);
+            }
+            off += p + 1;
+        }
+        return None;
+    }
+    memchr::memchr(first, hay).map(|p| from + p)
+}
+
+fn bracket_end(line: &[u8], start: usize, from: usize) -> Option<usize> {
+    if from > start || line.get(start) != Some(&b'[') {
+        return None;
+    }
+    memchr::memchr(b']', line.get(start..)?).map(|p| start + p + 1)
+}
+
+fn classify(line: &[u8], first: Reason, format: &Format) -> Reason {
+    if format.escaping != Escaping::None && line.iter().any(|&b| b < 0x20 && b != b'\t') {
+        return Reason::Binary;
+    }
+    if matches!(
+        first,
+        Reason::Truncated | Reason::Mismatch | Reason::FieldCount
+    ) {
+        let quotes_in_format: usize = format
+            .items
+            .iter()
+            .map(|it| match it {
+                Item::Lit(l) => l.iter().filter(|&&b| b == b'"').count(),
+                Item::Field(_) => 0,
+            })
+            .sum();
+        if quotes_in_format > 0 && unescaped_quotes(line, format.escaping) % 2 == 1 {
+            return Reason::UnbalancedQuotes;
+        }
+    }
+    first
+}
+
+fn unescaped_quotes(line: &[u8], escaping: Escaping) -> usize {
+    let mut n = 0;
+    let mut escaped = false;
+    for &b in line {
+        if escaped {
+            escaped = false;
+        } else if b == b'\\' && matches!(escaping, Escaping::Apache | Escaping::NginxJson) {
+            escaped = true;
+        } else if b == b'"' {
+            n += 1;
+        }
+    }
+    n
+}
