@@ -362,7 +362,7 @@ impl<'f> LineParser<'f> {
                             Reason::Truncated
                         }),
                         Some(end) => {
-                            if field.raw_ok && next.is_some() {
+                            if retryable(field, next) {
                                 self.choices.push(Choice {
                                     item: i,
                                     start: pos,
@@ -573,6 +573,16 @@ fn find_end(
         return None;
     }
     memchr::memchr(first, hay).map(|p| from + p)
+}
+
+/// Whether a field may end at a later delimiter than the first one: raw-capable
+/// fields, and unquoted free text (an Apache/nginx user name may hold spaces and ` [`,
+/// which neither server escapes).
+fn retryable(field: &Field, next: Option<&[u8]>) -> bool {
+    match next {
+        None => false,
+        Some(lit) => field.raw_ok || (field.kind == Kind::Text && lit.first() != Some(&b'"')),
+    }
 }
 
 fn bracket_end(line: &[u8], start: usize, from: usize) -> Option<usize> {

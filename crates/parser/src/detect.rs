@@ -70,18 +70,30 @@ fn nginx_escapes(sample: &[&[u8]]) -> bool {
     let mut nginx = 0usize;
     let mut apache = 0usize;
     for line in sample {
-        for w in line.windows(4) {
-            if let [b'\\', b'x', h, l] = w {
-                if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() {
-                    if h.is_ascii_uppercase() || l.is_ascii_uppercase() || w == b"\\x22" {
+        // Left to right, so that `\\xAB` (an escaped backslash, then text) is not
+        // taken for an escape.
+        let mut i = 0;
+        while let Some(&b) = line.get(i) {
+            if b != b'\\' {
+                i += 1;
+                continue;
+            }
+            match (line.get(i + 1), line.get(i + 2), line.get(i + 3)) {
+                (Some(b'x'), Some(h), Some(l)) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
+                    if h.is_ascii_uppercase() || l.is_ascii_uppercase() || (*h, *l) == (b'2', b'2') {
                         nginx += 1;
                     } else if h.is_ascii_lowercase() || l.is_ascii_lowercase() {
                         apache += 1;
                     }
+                    i += 4;
                 }
+                (Some(b'"'), _, _) => {
+                    apache += 1;
+                    i += 2;
+                }
+                _ => i += 2,
             }
         }
-        apache += line.windows(2).filter(|w| w == b"\\\"").count();
     }
     nginx > apache
 }

@@ -294,6 +294,7 @@ impl Format {
         let mut fields: Vec<Field> = Vec::new();
         let mut roles = [None; Role::ALL.len()];
         let mut positions = Vec::new();
+        let mut taken = std::collections::HashSet::new();
         for (item, pos) in raw_items {
             match item {
                 RawItem::Lit(bytes) => {
@@ -318,7 +319,7 @@ impl Format {
                         Some(role) => role.column().to_string(),
                         None => std::mem::take(&mut spec.fallback),
                     };
-                    let name = unique_name(&fields, base);
+                    let name = unique_name(&mut taken, base);
                     let idx = fields.len();
                     if let Some(role) = field_role {
                         roles[role.index()] = u16::try_from(idx).ok();
@@ -385,14 +386,17 @@ impl Format {
     }
 }
 
-fn unique_name(fields: &[Field], base: String) -> String {
-    if !fields.iter().any(|f| f.name == base) {
-        return base;
-    }
-    (2..)
-        .map(|n| format!("{base}_{n}"))
-        .find(|cand| !fields.iter().any(|f| &f.name == cand))
-        .unwrap_or(base)
+fn unique_name(taken: &mut std::collections::HashSet<String>, base: String) -> String {
+    let name = if taken.contains(&base) {
+        (2..)
+            .map(|n| format!("{base}_{n}"))
+            .find(|cand| !taken.contains(cand))
+            .unwrap_or(base)
+    } else {
+        base
+    };
+    taken.insert(name.clone());
+    name
 }
 
 /// A field before roles are assigned.
@@ -619,6 +623,14 @@ fn compile_apache(text: &str) -> Result<Format, FormatError> {
         let position_of_letter = start + consumed;
         if d.letter == "%" {
             lit.push(b'%');
+        } else if directive_text == "%U" && text.get(start + 2..).is_some_and(|r| r.starts_with("%q")) {
+            // `%U%q` (path, then `?query` or nothing) is one target: the two have
+            // nothing between them, and the target is what the export contract wants.
+            let spec = FieldSpec::new("%U%q", Kind::Text, &[Role::Target], "url_path_query");
+            items.push((RawItem::Lit(std::mem::take(&mut lit)), start));
+            items.push((RawItem::Field(spec), start));
+            i = start + 4;
+            continue;
         } else {
             let spec = apache_field(directive_text, d.letter, d.arg)
                 .map_err(|m| err(m, position_of_letter))?;

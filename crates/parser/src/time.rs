@@ -198,6 +198,7 @@ fn offset(input: &[u8], colon: bool) -> IResult<&[u8], i16> {
     Ok((rest, if sign == '-' { -mins } else { mins }))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build(
     y: i64,
     mo: u32,
@@ -246,7 +247,7 @@ pub fn parse_clf(b: &[u8]) -> Option<Timestamp> {
         Ok((i, ts))
     }
     match inner(b) {
-        Ok((rest, ts)) if rest.is_empty() => ts,
+        Ok(([], ts)) => ts,
         _ => None,
     }
 }
@@ -284,13 +285,16 @@ pub fn parse_iso8601(b: &[u8]) -> Option<Timestamp> {
         Ok((i, ts))
     }
     match inner(b) {
-        Ok((rest, ts)) if rest.is_empty() => ts,
+        Ok(([], ts)) => ts,
         _ => None,
     }
 }
 
 /// An integer count of `per_second` units since the epoch.
 pub fn parse_epoch(b: &[u8], per_second: u32) -> Option<Timestamp> {
+    if per_second == 0 || 1_000_000_000 % per_second != 0 {
+        return None;
+    }
     let v = parse_u64(b)?;
     let per = u64::from(per_second);
     let unix = i64::try_from(v / per).ok()?;

@@ -1,0 +1,259 @@
+//! One row per parsed line (`tlsgap export`): the column schema a format implies and
+//! the typed values of a record.
+
+use std::borrow::Cow;
+
+use tlsgap_parser::{lossless_text, Format, Kind, Record, RequestParts, Role, Timestamp};
+
+/// Where a column's values come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The input's name.
+    File,
+    /// The line number within the input (1-based).
+    Line,
+    /// The request time.
+    Time,
+    /// The UTC offset the log wrote the time in, in minutes (Parquet only).
+    TimeOffset,
+    /// Method, from its field or split from the request line.
+    Method,
+    /// Target, from its field(s) or split from the request line.
+    Target,
+    /// Protocol version, from its field or split from the request line.
+    HttpVersion,
+    /// The duration in microseconds, whatever unit the log used.
+    DurationUs,
+    /// A field of the format.
+    Field(usize),
+}
+
+/// A column's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    /// UTF-8 text (bytes that are not valid UTF-8 as `\xHH`).
+    Text,
+    /// A signed 64-bit integer.
+    Int,
+    /// A 64-bit float.
+    Float,
+    /// An instant (UTC, microseconds in Parquet; RFC 3339 with the log's offset in text).
+    Time,
+}
+
+/// One export column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// The column name (canonical or documented).
+    pub name: String,
+    /// Where the values come from.
+    pub source: Source,
+    /// The value type.
+    pub ty: ColumnType,
+}
+
+/// The columns of an export for one format.
+#[derive(Clone, Debug)]
+pub struct ExportSchema {
+    /// Columns in output order.
+    pub columns: Vec<Column>,
+    needs_request: bool,
+}
+
+/// A typed value of one cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value<'a> {
+    /// Absent (`-` in the log).
+    Null,
+    /// Text.
+    Text(Cow<'a, str>),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// An instant with the log's offset.
+    Time(Timestamp),
+}
+
+impl ExportSchema {
+    /// The columns for `format`: `file`, `line`, the canonical columns the format
+    /// carries in the order of the contract, then its other fields by their names.
+    /// `with_offset` adds `time_offset_minutes` after `time` (for Parquet, whose
+    /// timestamps are UTC).
+    pub fn new(format: &Format, with_offset: bool) -> ExportSchema {
+        let mut columns = vec![
+            col("file", Source::File, ColumnType::Text),
+            col("line", Source::Line, ColumnType::Int),
+        ];
+        let mut used = vec![false; format.fields.len()];
+        let derived_request = format.has(Role::Request);
+        for role in Role::ALL {
+            if matches!(role, Role::Path | Role::Query) {
+                continue;
+            }
+            let idx = format.role(role);
+            if let Some(i) = idx {
+                if let Some(u) = used.get_mut(i) {
+                    *u = true;
+                }
+            }
+            let source = match role {
+                Role::Time if idx.is_some() => Source::Time,
+                Role::Method if idx.is_some() || derived_request => Source::Method,
+                Role::Target if idx.is_some() || derived_request || format.has(Role::Path) => {
+                    Source::Target
+                }
+                Role::HttpVersion if idx.is_some() || derived_request => Source::HttpVersion,
+                Role::Duration if idx.is_some() => Source::DurationUs,
+                _ => match idx {
+                    Some(i) => Source::Field(i),
+                    None => continue,
+                },
+            };
+            let ty = match source {
+                Source::Time => ColumnType::Time,
+                Source::DurationUs => ColumnType::Int,
+                Source::Field(i) => field_type(format, i),
+                _ => ColumnType::Text,
+            };
+            columns.push(col(role.column(), source, ty));
+            if source == Source::Time && with_offset {
+                columns.push(col("time_offset_minutes", Source::TimeOffset, ColumnType::Int));
+            }
+        }
+        for (i, field) in format.fields.iter().enumerate() {
+            if used.get(i) == Some(&false) && !columns.iter().any(|c| c.name == field.name) {
+                columns.push(col(&field.name, Source::Field(i), field_type(format, i)));
+            }
+        }
+        let needs_request = columns
+            .iter()
+            .any(|c| matches!(c.source, Source::Method | Source::Target | Source::HttpVersion));
+        ExportSchema {
+            columns,
+            needs_request,
+        }
+    }
+
+    /// The values of `rec` (from input `file`, line `line`), one per column.
+    pub fn values<'a>(
+        &self,
+        rec: &Record<'a>,
+        file: &'a str,
+        line: u64,
+        out: &mut Vec<Value<'a>>,
+    ) {
+        out.clear();
+        let parts = if self.needs_request {
+            rec.request_parts()
+        } else {
+            RequestParts::default()
+        };
+        for c in &self.columns {
+            let v = match c.source {
+                Source::File => Value::Text(Cow::Borrowed(file)),
+                Source::Line => Value::Int(i64::try_from(line).unwrap_or(i64::MAX)),
+                Source::Time => rec.time().map_or(Value::Null, Value::Time),
+                Source::TimeOffset => rec
+                    .time()
+                    .and_then(|t| t.offset_minutes)
+                    .map_or(Value::Null, |o| Value::Int(i64::from(o))),
+                Source::Method => text(parts.method.clone()),
+                Source::Target => text(parts.target.clone()),
+                Source::HttpVersion => text(parts.http_version.clone()),
+                Source::DurationUs => rec
+                    .duration_us()
+                    .map_or(Value::Null, |d| Value::Int(i64::try_from(d).unwrap_or(i64::MAX))),
+                Source::Field(i) => match c.ty {
+                    ColumnType::Int => rec
+                        .int(i)
+                        .map_or(Value::Null, |n| Value::Int(i64::try_from(n).unwrap_or(i64::MAX))),
+                    ColumnType::Float => rec
+                        .raw(i)
+                        .and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok())
+                        .map_or(Value::Null, Value::Float),
+                    _ => text(rec.value(i)),
+                },
+            };
+            out.push(v);
+        }
+    }
+}
+
+fn col(name: &str, source: Source, ty: ColumnType) -> Column {
+    Column {
+        name: name.to_string(),
+        source,
+        ty,
+    }
+}
+
+fn field_type(format: &Format, i: usize) -> ColumnType {
+    match format.fields.get(i).map(|f| &f.kind) {
+        Some(Kind::Int) => ColumnType::Int,
+        Some(Kind::Decimal) => ColumnType::Float,
+        _ => ColumnType::Text,
+    }
+}
+
+fn text(v: Option<Cow<'_, [u8]>>) -> Value<'_> {
+    match v {
+        None => Value::Null,
+        Some(Cow::Borrowed(b)) => Value::Text(lossless_text(b)),
+        Some(Cow::Owned(v)) => Value::Text(Cow::Owned(lossless_text(&v).into_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsgap_parser::LineParser;
+
+    #[test]
+    fn combinedssl_columns_and_values() {
+        let f = Format::compile("combinedssl").unwrap();
+        let s = ExportSchema::new(&f, false);
+        let names: Vec<&str> = s.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "file", "line", "client", "ident", "user", "time", "request", "method", "target",
+                "http_version", "status", "bytes", "referer", "user_agent", "tls_protocol",
+                "tls_cipher"
+            ]
+        );
+        let mut p = LineParser::new(&f);
+        let mut rec = Record::new(&f);
+        let line = br#"::1 - "" [21/Nov/2026:18:07:40 +0100] "GET /a\xffb c HTTP/1.1" 200 - "-" "x \"y\"" TLSv1.2 AES128-SHA"#;
+        p.parse(line, &mut rec).unwrap();
+        let mut out = Vec::new();
+        s.values(&rec, "f.log", 7, &mut out);
+        assert_eq!(out[1], Value::Int(7));
+        assert_eq!(out[2], Value::Text("::1".into()));
+        assert_eq!(out[3], Value::Null);
+        assert_eq!(out[4], Value::Text("".into()), "empty user is not absent");
+        assert_eq!(out[8], Value::Text("/a\\xFFb c".into()));
+        assert_eq!(out[9], Value::Text("HTTP/1.1".into()));
+        assert_eq!(out[10], Value::Int(200));
+        assert_eq!(out[11], Value::Null);
+        assert_eq!(out[13], Value::Text("x \"y\"".into()));
+    }
+
+    #[test]
+    fn parquet_schema_has_offset_and_durations_are_microseconds() {
+        let f = Format::compile(r#"%h %t "%r" %>s %{ms}T %P %{X-Id}i"#).unwrap();
+        let s = ExportSchema::new(&f, true);
+        let names: Vec<&str> = s.columns.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&"time_offset_minutes"));
+        assert!(names.contains(&"duration_us") && names.contains(&"pid"));
+        assert!(names.contains(&"req_x_id"));
+        let mut p = LineParser::new(&f);
+        let mut rec = Record::new(&f);
+        p.parse(b"1.2.3.4 [21/Nov/2026:18:07:40 +0100] \"GET / HTTP/1.1\" 200 15 42 abc", &mut rec)
+            .unwrap();
+        let mut out = Vec::new();
+        s.values(&rec, "-", 1, &mut out);
+        let i = names.iter().position(|n| *n == "duration_us").unwrap();
+        assert_eq!(out[i], Value::Int(15_000));
+    }
+}

@@ -1,0 +1,413 @@
+//! The protocol and cipher distribution (`tlsgap tls`).
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use tlsgap_parser::lossless_text;
+
+use crate::lines::{LineStats, LinesReport};
+use crate::verdict::{cipher_facts, protocol_verdict, Verdict};
+
+/// What is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountMode {
+    /// Every request once.
+    Requests,
+    /// Every distinct client address once, with its first TLS request.
+    Clients,
+}
+
+/// A mergeable protocol/cipher distribution.
+///
+/// Merging is ordered: `a.merge(b)` treats `b` as what came after `a`, which is what
+/// "first TLS request wins" needs in `clients` mode. Splitting an input into ordered
+/// chunks and merging them in order gives the same result as one pass.
+#[derive(Debug, Clone)]
+pub struct TlsAgg {
+    mode: CountMode,
+    pair_index: FxHashMap<Box<[u8]>, u32>,
+    pairs: Vec<(Box<[u8]>, Box<[u8]>)>,
+    counts: Vec<u64>,
+    plain: u64,
+    /// Client → index of its first TLS pair, or `u32::MAX` if only seen over plain HTTP.
+    clients: FxHashMap<Box<[u8]>, u32>,
+    scratch: Vec<u8>,
+}
+
+const PLAIN: u32 = u32::MAX;
+
+impl TlsAgg {
+    /// An empty distribution.
+    pub fn new(mode: CountMode) -> TlsAgg {
+        TlsAgg {
+            mode,
+            pair_index: FxHashMap::default(),
+            pairs: Vec::new(),
+            counts: Vec::new(),
+            plain: 0,
+            clients: FxHashMap::default(),
+            scratch: Vec::with_capacity(128),
+        }
+    }
+
+    /// The counting mode.
+    pub fn mode(&self) -> CountMode {
+        self.mode
+    }
+
+    fn intern(&mut self, protocol: &[u8], cipher: &[u8]) -> u32 {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(protocol);
+        self.scratch.push(0);
+        self.scratch.extend_from_slice(cipher);
+        if let Some(&i) = self.pair_index.get(self.scratch.as_slice()) {
+            return i;
+        }
+        let i = u32::try_from(self.pairs.len()).unwrap_or(PLAIN - 1);
+        self.pair_index.insert(self.scratch.as_slice().into(), i);
+        self.pairs.push((protocol.into(), cipher.into()));
+        self.counts.push(0);
+        i
+    }
+
+    /// Count one request. `protocol`/`cipher` are the raw logged values; absent or
+    /// empty means plain HTTP (nginx `escape=json` logs a missing variable as `""`).
+    #[inline]
+    pub fn add(&mut self, client: Option<&[u8]>, protocol: Option<&[u8]>, cipher: Option<&[u8]>) {
+        let protocol = protocol.filter(|p| !p.is_empty());
+        let cipher = cipher.filter(|c| !c.is_empty());
+        let pair = if protocol.is_none() && cipher.is_none() {
+            PLAIN
+        } else {
+            self.intern(protocol.unwrap_or(b""), cipher.unwrap_or(b""))
+        };
+        match self.mode {
+            CountMode::Requests => {
+                if pair == PLAIN {
+                    self.plain += 1;
+                } else if let Some(c) = self.counts.get_mut(pair as usize) {
+                    *c += 1;
+                }
+            }
+            CountMode::Clients => {
+                let key = client.unwrap_or(b"-");
+                match self.clients.get_mut(key) {
+                    Some(first) => {
+                        if *first == PLAIN {
+                            *first = pair;
+                        }
+                    }
+                    None => {
+                        self.clients.insert(key.into(), pair);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Add what came after `self`.
+    pub fn merge(&mut self, other: TlsAgg) {
+        let remap: Vec<u32> = other
+            .pairs
+            .iter()
+            .map(|(p, c)| self.intern(p, c))
+            .collect();
+        for (i, n) in other.counts.iter().enumerate() {
+            if let Some(c) = remap.get(i).and_then(|&j| self.counts.get_mut(j as usize)) {
+                *c += n;
+            }
+        }
+        self.plain += other.plain;
+        for (client, pair) in other.clients {
+            let pair = if pair == PLAIN {
+                PLAIN
+            } else {
+                remap.get(pair as usize).copied().unwrap_or(PLAIN)
+            };
+            let slot = self.clients.entry(client).or_insert(PLAIN);
+            if *slot == PLAIN {
+                *slot = pair;
+            }
+        }
+    }
+
+    /// Counts per pair and the plain count, in the current mode.
+    fn tallies(&self) -> (Vec<u64>, u64) {
+        match self.mode {
+            CountMode::Requests => (self.counts.clone(), self.plain),
+            CountMode::Clients => {
+                let mut counts = vec![0u64; self.pairs.len()];
+                let mut plain = 0;
+                for &pair in self.clients.values() {
+                    match counts.get_mut(pair as usize) {
+                        Some(c) => *c += 1,
+                        None => plain += 1,
+                    }
+                }
+                (counts, plain)
+            }
+        }
+    }
+
+    /// The distinct clients seen (clients mode only).
+    pub fn distinct_clients(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// The typed result, sorted by count (descending) then name.
+    pub fn report(&self, lines: &LineStats, inputs: Vec<InputReport>) -> TlsReport {
+        let (counts, plain) = self.tallies();
+        let total: u64 = counts.iter().sum();
+        let share = |n: u64| if total == 0 { 0.0 } else { n as f64 / total as f64 };
+        let mut by_protocol: Vec<(String, Vec<(String, u64)>)> = Vec::new();
+        for ((p, c), &n) in self.pairs.iter().zip(counts.iter()) {
+            if n == 0 {
+                continue;
+            }
+            let p = lossless_text(p).into_owned();
+            let c = lossless_text(c).into_owned();
+            match by_protocol.iter_mut().find(|(name, _)| *name == p) {
+                Some((_, ciphers)) => match ciphers.iter_mut().find(|(name, _)| *name == c) {
+                    Some((_, k)) => *k += n,
+                    None => ciphers.push((c, n)),
+                },
+                None => by_protocol.push((p, vec![(c, n)])),
+            }
+        }
+        let mut protocols: Vec<ProtocolRow> = by_protocol
+            .into_iter()
+            .map(|(protocol, ciphers)| {
+                let count = ciphers.iter().map(|(_, n)| n).sum();
+                let mut ciphers: Vec<CipherRow> = ciphers
+                    .into_iter()
+                    .map(|(cipher, count)| {
+                        let facts = cipher_facts(&protocol, &cipher);
+                        CipherRow {
+                            share: share(count),
+                            verdict: facts.verdict,
+                            forward_secrecy: facts.forward_secrecy,
+                            aead: facts.aead,
+                            cipher,
+                            count,
+                        }
+                    })
+                    .collect();
+                ciphers.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.cipher.cmp(&b.cipher)));
+                ProtocolRow {
+                    share: share(count),
+                    verdict: protocol_verdict(&protocol),
+                    protocol,
+                    count,
+                    ciphers,
+                }
+            })
+            .collect();
+        protocols.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.protocol.cmp(&b.protocol)));
+        TlsReport {
+            count: self.mode,
+            lines: lines.report(),
+            plain,
+            total,
+            protocols,
+            inputs,
+        }
+    }
+}
+
+/// One input in a report: its name, lines and what went wrong reading it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct InputReport {
+    /// The path, or `-` for stdin.
+    pub name: String,
+    /// Lines read from it.
+    pub lines: u64,
+    /// Why it could not be read (completely), if so.
+    pub error: Option<String>,
+}
+
+/// `tlsgap tls --format json` (the stable contract in DESIGN.md).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TlsReport {
+    /// `requests` or `clients`.
+    pub count: CountMode,
+    /// Line counts.
+    pub lines: LinesReport,
+    /// Requests (or clients) without TLS.
+    pub plain: u64,
+    /// TLS requests (or clients): what `share` is relative to.
+    pub total: u64,
+    /// Protocols by count, descending.
+    pub protocols: Vec<ProtocolRow>,
+    /// The inputs read.
+    pub inputs: Vec<InputReport>,
+}
+
+/// A protocol and its ciphers.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProtocolRow {
+    /// `TLSv1.3`.
+    pub protocol: String,
+    /// Requests (or clients).
+    pub count: u64,
+    /// `count / total`.
+    pub share: f64,
+    /// The protocol's verdict.
+    pub verdict: Verdict,
+    /// Ciphers by count, descending.
+    pub ciphers: Vec<CipherRow>,
+}
+
+/// A cipher within a protocol.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CipherRow {
+    /// The logged name.
+    pub cipher: String,
+    /// Requests (or clients).
+    pub count: u64,
+    /// `count / total` (of all TLS, not of the protocol).
+    pub share: f64,
+    /// The suite's verdict.
+    pub verdict: Verdict,
+    /// Ephemeral key exchange, when known.
+    pub forward_secrecy: Option<bool>,
+    /// Authenticated encryption, when known.
+    pub aead: Option<bool>,
+}
+
+/// One row of the flat (CSV/Parquet) form of a [`TlsReport`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TlsRow {
+    /// `tls` or `plain`.
+    pub kind: &'static str,
+    /// Protocol (none for plain).
+    pub protocol: Option<String>,
+    /// Cipher (none for plain).
+    pub cipher: Option<String>,
+    /// Requests (or clients).
+    pub count: u64,
+    /// Share of all TLS (none for plain).
+    pub share: Option<f64>,
+    /// The cipher's verdict.
+    pub verdict: Option<Verdict>,
+    /// The protocol's verdict.
+    pub protocol_verdict: Option<Verdict>,
+    /// Forward secrecy.
+    pub forward_secrecy: Option<bool>,
+    /// AEAD.
+    pub aead: Option<bool>,
+}
+
+/// The column names of [`TlsRow`] (CSV header and Parquet schema).
+pub const TLS_ROW_COLUMNS: [&str; 9] = [
+    "kind",
+    "protocol",
+    "cipher",
+    "count",
+    "share",
+    "verdict",
+    "protocol_verdict",
+    "forward_secrecy",
+    "aead",
+];
+
+/// Flatten a report: one row per protocol and cipher in report order, then `plain`.
+pub fn tls_rows(report: &TlsReport) -> Vec<TlsRow> {
+    let mut rows: Vec<TlsRow> = report
+        .protocols
+        .iter()
+        .flat_map(|p| {
+            p.ciphers.iter().map(move |c| TlsRow {
+                kind: "tls",
+                protocol: Some(p.protocol.clone()),
+                cipher: Some(c.cipher.clone()),
+                count: c.count,
+                share: Some(c.share),
+                verdict: Some(c.verdict),
+                protocol_verdict: Some(p.verdict),
+                forward_secrecy: c.forward_secrecy,
+                aead: c.aead,
+            })
+        })
+        .collect();
+    rows.push(TlsRow {
+        kind: "plain",
+        protocol: None,
+        cipher: None,
+        count: report.plain,
+        share: None,
+        verdict: None,
+        protocol_verdict: None,
+        forward_secrecy: None,
+        aead: None,
+    });
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(agg: &mut TlsAgg, rows: &[(&str, &str, &str)]) {
+        for (c, p, x) in rows {
+            let p = if *p == "-" { None } else { Some(p.as_bytes()) };
+            let x = if *x == "-" { None } else { Some(x.as_bytes()) };
+            agg.add(Some(c.as_bytes()), p, x);
+        }
+    }
+
+    const ROWS: &[(&str, &str, &str)] = &[
+        ("a", "-", "-"),
+        ("a", "TLSv1.2", "AES128-SHA"),
+        ("b", "TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        ("a", "TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        ("c", "-", "-"),
+        ("b", "TLSv1.2", "AES128-SHA"),
+        ("d", "TLSv1.3", "TLS_AES_256_GCM_SHA384"),
+    ];
+
+    #[test]
+    fn requests_and_clients() {
+        let mut r = TlsAgg::new(CountMode::Requests);
+        feed(&mut r, ROWS);
+        let rep = r.report(&LineStats::default(), vec![]);
+        assert_eq!((rep.total, rep.plain), (5, 2));
+        assert_eq!(rep.protocols[0].protocol, "TLSv1.3");
+        assert_eq!(rep.protocols[0].count, 3);
+        assert_eq!(rep.protocols[0].ciphers[0].cipher, "TLS_AES_128_GCM_SHA256");
+        assert!((rep.protocols[0].share - 0.6).abs() < 1e-9);
+
+        let mut c = TlsAgg::new(CountMode::Clients);
+        feed(&mut c, ROWS);
+        let rep = c.report(&LineStats::default(), vec![]);
+        // a: first TLS is TLSv1.2/AES128-SHA; b: TLSv1.3; c: plain only; d: TLSv1.3.
+        assert_eq!((rep.total, rep.plain), (3, 1));
+        let v12 = rep.protocols.iter().find(|p| p.protocol == "TLSv1.2").unwrap();
+        assert_eq!(v12.count, 1);
+    }
+
+    #[test]
+    fn ordered_merge_equals_one_pass() {
+        for mode in [CountMode::Requests, CountMode::Clients] {
+            let mut whole = TlsAgg::new(mode);
+            feed(&mut whole, ROWS);
+            for split in 0..=ROWS.len() {
+                let mut a = TlsAgg::new(mode);
+                let mut b = TlsAgg::new(mode);
+                feed(&mut a, &ROWS[..split]);
+                feed(&mut b, &ROWS[split..]);
+                a.merge(b);
+                let l = LineStats::default();
+                assert_eq!(a.report(&l, vec![]), whole.report(&l, vec![]), "{mode:?} {split}");
+            }
+        }
+    }
+
+    #[test]
+    fn empty_values_are_plain() {
+        let mut r = TlsAgg::new(CountMode::Requests);
+        r.add(Some(b"x"), Some(b""), Some(b""));
+        let rep = r.report(&LineStats::default(), vec![]);
+        assert_eq!((rep.total, rep.plain), (0, 1));
+        assert!(rep.protocols.is_empty());
+    }
+}

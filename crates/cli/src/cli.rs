@@ -1,0 +1,189 @@
+//! Command-line definitions (clap derive) and their translation into plain configs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// TLS protocol and cipher analytics for Apache and nginx access logs.
+///
+/// Reads access logs (plain, gzip, zstd or bzip2, detected by content) from files or
+/// standard input and answers which TLS protocols and ciphers clients negotiate.
+#[derive(Debug, Parser)]
+#[command(name = "tlsgap", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Protocol and cipher distribution, with verdicts.
+    ///
+    /// Counts requests (or distinct clients) per TLS protocol and per cipher within
+    /// each protocol. Plain-HTTP traffic is counted separately and always shown.
+    Tls(TlsArgs),
+    /// One row per parsed line (csv, ndjson or parquet).
+    ///
+    /// Columns: file, line, then the canonical columns the format carries (time,
+    /// client, ident, user, request, method, target, http_version, status, bytes,
+    /// referer, user_agent, tls_protocol, tls_cipher, duration_us, pid, vhost), then
+    /// the format's other fields by name.
+    Export(ExportArgs),
+}
+
+/// Flags shared by every command that reads access logs.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Access logs to read; `-` or none reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Log format: a preset name, an Apache LogFormat or an nginx log_format.
+    ///
+    /// Presets: combined, common, vhost_combined, combinedssl, ssl_request,
+    /// nginx-combined, nginx-ssl. `auto` tries the presets on the first lines and
+    /// says which one fits. A whole `LogFormat "..." nick` line as pasted from
+    /// httpd.conf, or `log_format name [escape=...] '...';` from nginx.conf, works too.
+    #[arg(long, value_name = "FMT", default_value = "auto")]
+    pub log_format: String,
+
+    /// Write the result here instead of standard output (`-` = stdout).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// Worker threads (default: all cores).
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Stop at the first malformed line, naming file, line and reason (exit code 1).
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Write malformed lines, verbatim with file, line number and reason, to PATH.
+    ///
+    /// Each record is `FILE:LINE:REASON:` followed by the line's bytes and a newline.
+    #[arg(long, value_name = "PATH")]
+    pub invalid_lines: Option<PathBuf>,
+
+    /// No notes on standard error (detected format, summary line).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `tlsgap tls`.
+#[derive(Debug, Args)]
+pub struct TlsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
+    pub format: TlsFormat,
+
+    /// Count every request, or every distinct client address once (its first TLS
+    /// request decides its protocol and cipher).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = CountArg::Requests)]
+    pub count: CountArg,
+}
+
+/// `tlsgap export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Output format (parquet needs `-o`).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormat::Ndjson)]
+    pub format: ExportFormat,
+}
+
+/// Output formats of `tls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsFormat {
+    /// Aligned text for a terminal.
+    Table,
+    /// A header row, then one row per protocol and cipher (and one for plain HTTP).
+    Csv,
+    /// The stable JSON document (see the README).
+    Json,
+    /// The CSV columns as a Parquet file (needs `-o`).
+    Parquet,
+}
+
+/// Output formats of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Comma-separated values with a header row; text fields quoted.
+    Csv,
+    /// One JSON object per line.
+    Ndjson,
+    /// Apache Parquet (needs `-o`).
+    Parquet,
+}
+
+/// `--count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CountArg {
+    /// Every request.
+    Requests,
+    /// Every distinct client address.
+    Clients,
+}
+
+/// Input settings, free of clap types.
+#[derive(Debug, Clone)]
+pub struct InputConfig {
+    /// Inputs; `-` is standard input.
+    pub files: Vec<String>,
+    /// `auto`, a preset or a format text.
+    pub log_format: String,
+    /// Output path; `None` is stdout.
+    pub output: Option<PathBuf>,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Stop at the first malformed line.
+    pub strict: bool,
+    /// Where to write malformed lines.
+    pub invalid_lines: Option<PathBuf>,
+    /// No notes on stderr.
+    pub quiet: bool,
+}
+
+impl From<InputArgs> for InputConfig {
+    fn from(a: InputArgs) -> InputConfig {
+        let files = if a.files.is_empty() {
+            vec!["-".to_string()]
+        } else {
+            a.files
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect()
+        };
+        let jobs = a
+            .jobs
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        InputConfig {
+            files,
+            log_format: a.log_format,
+            output: a.output.filter(|p| p.as_os_str() != "-"),
+            jobs,
+            strict: a.strict,
+            invalid_lines: a.invalid_lines,
+            quiet: a.quiet,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,311 @@
+//! What every log command shares: opening inputs, choosing the format, the per-line
+//! loop with malformed-line accounting, `--invalid-lines`, `--strict`, the summary
+//! line and the exit code.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use anyhow::{bail, Context, Result};
+use tlsgap_agg::{InputReport, LineStats};
+use tlsgap_parser::detect::detect;
+use tlsgap_parser::{Format, LineParser, Reason, Record};
+
+use crate::cli::InputConfig;
+use crate::engine::{self, Block, BlockMeta, InputOutcome, Job};
+use crate::escape;
+use crate::input::Input;
+
+/// How many bytes of the first input auto-detection looks at.
+const DETECT_BYTES: usize = 64 << 10;
+/// How many lines it tries.
+const DETECT_LINES: usize = 50;
+
+/// A malformed line, numbered within its block.
+#[derive(Debug, Clone)]
+pub struct BadLine {
+    /// 0-based line index within the block.
+    pub rel_line: u64,
+    /// Why it did not parse.
+    pub reason: Reason,
+    /// The line, verbatim.
+    pub bytes: Vec<u8>,
+}
+
+/// Line counts and (when asked for) the malformed lines of one block.
+#[derive(Debug, Default)]
+pub struct LinePartial {
+    /// Counts.
+    pub stats: LineStats,
+    /// Malformed lines, kept only with `--invalid-lines` or `--strict`.
+    pub bad: Vec<BadLine>,
+}
+
+/// Parse every line of `block`, calling `on_ok(rel_line, record)` for good ones.
+pub fn parse_block<'a>(
+    format: &'a Format,
+    block: &'a Block,
+    keep_bad: bool,
+    mut on_ok: impl FnMut(u64, &Record<'a>),
+) -> LinePartial {
+    let mut parser = LineParser::new(format);
+    let mut rec = Record::new(format);
+    let mut part = LinePartial::default();
+    for (i, line) in block.lines().enumerate() {
+        match parser.parse(line, &mut rec) {
+            Ok(()) => {
+                part.stats.ok();
+                on_ok(i as u64, &rec);
+            }
+            Err(reason) => {
+                part.stats.bad(reason);
+                if keep_bad {
+                    part.bad.push(BadLine {
+                        rel_line: i as u64,
+                        reason,
+                        bytes: line.to_vec(),
+                    });
+                }
+            }
+        }
+    }
+    part
+}
+
+/// Inputs opened, with the format to read them.
+pub struct Prepared {
+    /// Inputs in order (errors kept to be reported by name).
+    pub inputs: Vec<Result<Input, String>>,
+    /// Their names.
+    pub names: Vec<String>,
+    /// The format.
+    pub format: Format,
+}
+
+/// Open every input and settle the format (`auto` looks at the first lines).
+pub fn prepare(cfg: &InputConfig) -> Result<Prepared> {
+    let mut inputs: Vec<Result<Input, String>> = cfg
+        .files
+        .iter()
+        .map(|name| Input::open(name).map_err(|e| format!("cannot open: {e}")))
+        .collect();
+    for (name, input) in cfg.files.iter().zip(&inputs) {
+        if let Err(e) = input {
+            eprintln!("tlsgap: {}: {e}", escape::terminal(name));
+        }
+    }
+    if inputs.iter().all(Result::is_err) {
+        bail!("no input could be opened");
+    }
+    let format = if cfg.log_format == "auto" {
+        auto_format(&mut inputs, &cfg.files, cfg.quiet)?
+    } else {
+        Format::compile(&cfg.log_format).map_err(|e| anyhow::anyhow!("--log-format: {e}"))?
+    };
+    Ok(Prepared {
+        inputs,
+        names: cfg.files.clone(),
+        format,
+    })
+}
+
+fn auto_format(
+    inputs: &mut [Result<Input, String>],
+    names: &[String],
+    quiet: bool,
+) -> Result<Format> {
+    for (input, name) in inputs.iter_mut().zip(names) {
+        let Ok(input) = input else { continue };
+        let head = input.peek(DETECT_BYTES);
+        if head.is_empty() {
+            continue;
+        }
+        // Drop a final partial line unless it is all there is.
+        let complete = match memchr::memrchr(b'\n', head) {
+            Some(p) if head.len() == DETECT_BYTES => head.get(..p).unwrap_or(head),
+            _ => head,
+        };
+        let lines: Vec<&[u8]> = complete
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .take(DETECT_LINES)
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        match detect(&lines) {
+            Some(d) => {
+                if !quiet {
+                    eprintln!(
+                        "tlsgap: log format: {} (auto-detected from {}: {} of the first {} lines fit; \
+                         use --log-format to choose)",
+                        d.preset,
+                        escape::terminal(name),
+                        d.parsed,
+                        d.sampled
+                    );
+                }
+                return Ok(d.format);
+            }
+            None => {
+                let first = lines.first().copied().unwrap_or(b"");
+                let shown = tlsgap_parser::lossless_text(first);
+                bail!(
+                    "no preset log format fits {}; its first line is:\n  {}\n\
+                     pass your server's format with --log-format, e.g.\n  \
+                     --log-format 'LogFormat \"%h %l %u %t \\\"%r\\\" %>s %b %{{SSL_PROTOCOL}}x %{{SSL_CIPHER}}x\" name'",
+                    escape::terminal(name),
+                    escape::terminal(&shown)
+                );
+            }
+        }
+    }
+    // Nothing to read at all: any format does.
+    Format::compile("combinedssl").map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Receives malformed lines in order: writes `--invalid-lines`, enforces `--strict`.
+pub struct BadLineSink {
+    out: Option<BufWriter<File>>,
+    strict: bool,
+    /// The first malformed line under `--strict`: (file, line, reason).
+    pub strict_hit: Option<(String, u64, Reason)>,
+}
+
+impl BadLineSink {
+    /// Open `--invalid-lines` if given.
+    pub fn new(cfg: &InputConfig) -> Result<BadLineSink> {
+        let out = match &cfg.invalid_lines {
+            Some(p) => Some(BufWriter::new(File::create(p).with_context(|| {
+                format!("creating --invalid-lines file {}", p.display())
+            })?)),
+            None => None,
+        };
+        Ok(BadLineSink {
+            out,
+            strict: cfg.strict,
+            strict_hit: None,
+        })
+    }
+
+    /// Whether malformed lines must be kept by the workers.
+    pub fn wants_lines(&self) -> bool {
+        self.out.is_some() || self.strict
+    }
+
+    /// Take a block's malformed lines; `false` means stop (strict).
+    pub fn take(&mut self, names: &[String], meta: BlockMeta, bad: &[BadLine]) -> Result<bool> {
+        let name = names.get(meta.input).map_or("-", String::as_str);
+        for b in bad {
+            let line = meta.line_base + b.rel_line + 1;
+            if let Some(out) = self.out.as_mut() {
+                // FILE<TAB>LINE<TAB>REASON<TAB>the line verbatim
+                write!(out, "{name}\t{line}\t{}\t", b.reason)?;
+                out.write_all(&b.bytes)?;
+                out.write_all(b"\n")?;
+            }
+            if self.strict {
+                self.strict_hit = Some((name.to_string(), line, b.reason));
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Flush the file.
+    pub fn finish(&mut self) -> Result<()> {
+        if let Some(out) = self.out.as_mut() {
+            out.flush().context("writing --invalid-lines")?;
+        }
+        Ok(())
+    }
+}
+
+/// Run a line job: the engine with bad-line handling. `merge` receives each block's
+/// job-specific result in order.
+pub fn run_job<J: Job>(
+    cfg: &InputConfig,
+    prepared: Prepared,
+    job: &J,
+    bad_sink: &mut BadLineSink,
+    stats: &mut LineStats,
+    split: impl Fn(&mut J::Out) -> LinePartial,
+    mut merge: impl FnMut(BlockMeta, J::Out) -> Result<()>,
+) -> Result<Vec<InputOutcome>> {
+    let mut failure: Option<anyhow::Error> = None;
+    let names = prepared.names.clone();
+    let outcomes = engine::run(prepared.inputs, &names, cfg.jobs, job, |meta, mut out| {
+        let lines = split(&mut out);
+        stats.merge(&lines.stats);
+        let go_on = bad_sink.take(&names, meta, &lines.bad);
+        let merged = merge(meta, out);
+        match (go_on, merged) {
+            (Ok(go), Ok(())) => go,
+            (Err(e), _) | (_, Err(e)) => {
+                failure = Some(e);
+                false
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    bad_sink.finish()?;
+    Ok(outcomes)
+}
+
+/// Report input errors on stderr and turn outcomes into report rows.
+pub fn input_reports(outcomes: &[InputOutcome]) -> Vec<InputReport> {
+    outcomes
+        .iter()
+        .map(|o| {
+            if o.opened {
+                if let Some(e) = &o.error {
+                    eprintln!("tlsgap: {}: {e}", escape::terminal(&o.name));
+                }
+            }
+            InputReport {
+                name: o.name.clone(),
+                lines: o.lines,
+                error: o.error.clone(),
+            }
+        })
+        .collect()
+}
+
+/// One line: lines read, parsed, malformed by reason, from which inputs.
+pub fn summary_line(stats: &LineStats, inputs: &[InputReport]) -> String {
+    let mut s = format!(
+        "lines: {} read, {} parsed, {} malformed",
+        stats.total,
+        stats.parsed,
+        stats.malformed_total()
+    );
+    let reasons: Vec<String> = Reason::ALL
+        .iter()
+        .filter(|r| stats.malformed[r.index()] > 0)
+        .map(|r| format!("{} {}", r.as_str(), stats.malformed[r.index()]))
+        .collect();
+    if !reasons.is_empty() {
+        s.push_str(&format!(" ({})", reasons.join(", ")));
+    }
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|i| {
+            let n = escape::terminal(&i.name).into_owned();
+            let n = if n == "-" { "stdin".to_string() } else { n };
+            if i.error.is_some() {
+                format!("{n} [error]")
+            } else {
+                n
+            }
+        })
+        .collect();
+    s.push_str(&format!(" from {}", names.join(", ")));
+    s
+}
+
+/// The exit code: 1 when an input could not be read or `--strict` hit a malformed
+/// line, else 0 (2 is decided earlier: usage errors, nothing to process).
+pub fn exit_code(inputs: &[InputReport], strict_hit: bool) -> u8 {
+    u8::from(strict_hit || inputs.iter().any(|i| i.error.is_some()))
+}

@@ -1,0 +1,239 @@
+//! Emitters: one trait, one implementation per output format; each takes a typed
+//! result and a `Write` (tests write into a `Vec<u8>`).
+
+use std::io::Write;
+
+use anyhow::Result;
+use polars::prelude::ParquetWriter;
+use tlsgap_agg::frame::tls_frame;
+use tlsgap_agg::{tls_rows, CountMode, TlsReport, TLS_ROW_COLUMNS};
+
+use crate::escape;
+
+/// Writes a result of type `R` in one output format.
+pub trait Emitter<R: ?Sized> {
+    /// Write `result` to `out`.
+    fn emit(&self, result: &R, out: &mut dyn Write) -> Result<()>;
+}
+
+/// Aligned text for a terminal, readable in 80 columns.
+#[derive(Debug, Default)]
+pub struct Table {
+    /// The summary line printed under the table.
+    pub summary: String,
+}
+
+/// CSV with a header row.
+#[derive(Debug, Default)]
+pub struct Csv;
+
+/// Pretty JSON (the stable contract).
+#[derive(Debug, Default)]
+pub struct Json;
+
+/// Parquet (polars).
+#[derive(Debug, Default)]
+pub struct Parquet;
+
+const WIDTH: usize = 80;
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn percent(share: f64) -> String {
+    format!("{:.2}%", share * 100.0)
+}
+
+fn yes_no(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "?",
+    }
+}
+
+/// Cut `s` to `width` characters, marking the cut with `…`.
+fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+impl Emitter<TlsReport> for Table {
+    fn emit(&self, r: &TlsReport, out: &mut dyn Write) -> Result<()> {
+        let unit = match r.count {
+            CountMode::Requests => "requests",
+            CountMode::Clients => "clients",
+        };
+        // count 11, share 8, verdict 12, fs 4, aead 5 = 40 columns after the name.
+        let fixed = 1 + 11 + 8 + 1 + 12 + 4 + 5;
+        let longest = r
+            .protocols
+            .iter()
+            .flat_map(|p| {
+                std::iter::once(p.protocol.chars().count())
+                    .chain(p.ciphers.iter().map(|c| c.cipher.chars().count() + 2))
+            })
+            .max()
+            .unwrap_or(0);
+        let name_w = longest.max(18).min(WIDTH - fixed);
+        writeln!(
+            out,
+            "{:<name_w$} {:>11}{:>8} {:<12}{:<4}{:<5}",
+            "protocol / cipher", unit, "share", "verdict", "FS", "AEAD"
+        )?;
+        for p in &r.protocols {
+            let name = fit(&escape::terminal(&p.protocol), name_w);
+            writeln!(
+                out,
+                "{:<name_w$} {:>11}{:>8} {:<12}",
+                name,
+                thousands(p.count),
+                percent(p.share),
+                p.verdict.as_str()
+            )?;
+            for c in &p.ciphers {
+                let name = fit(&format!("  {}", escape::terminal(&c.cipher)), name_w);
+                writeln!(
+                    out,
+                    "{:<name_w$} {:>11}{:>8} {:<12}{:<4}{:<5}",
+                    name,
+                    thousands(c.count),
+                    percent(c.share),
+                    c.verdict.as_str(),
+                    yes_no(c.forward_secrecy),
+                    yes_no(c.aead)
+                )?;
+            }
+        }
+        writeln!(
+            out,
+            "{:<name_w$} {:>11}",
+            format!("TLS total ({unit})"),
+            thousands(r.total)
+        )?;
+        writeln!(
+            out,
+            "{:<name_w$} {:>11}",
+            "plain HTTP (no TLS)",
+            thousands(r.plain)
+        )?;
+        if !self.summary.is_empty() {
+            writeln!(out, "\n{}", self.summary)?;
+        }
+        Ok(())
+    }
+}
+
+impl Emitter<TlsReport> for Csv {
+    fn emit(&self, r: &TlsReport, out: &mut dyn Write) -> Result<()> {
+        writeln!(out, "{}", TLS_ROW_COLUMNS.join(","))?;
+        let mut line = Vec::new();
+        for row in tls_rows(r) {
+            line.clear();
+            line.extend_from_slice(row.kind.as_bytes());
+            line.push(b',');
+            if let Some(p) = &row.protocol {
+                escape::csv_field(p, &mut line);
+            }
+            line.push(b',');
+            if let Some(c) = &row.cipher {
+                escape::csv_field(c, &mut line);
+            }
+            line.push(b',');
+            line.extend_from_slice(row.count.to_string().as_bytes());
+            line.push(b',');
+            if let Some(s) = row.share {
+                line.extend_from_slice(s.to_string().as_bytes());
+            }
+            for v in [row.verdict, row.protocol_verdict] {
+                line.push(b',');
+                if let Some(v) = v {
+                    line.extend_from_slice(v.as_str().as_bytes());
+                }
+            }
+            for v in [row.forward_secrecy, row.aead] {
+                line.push(b',');
+                if let Some(v) = v {
+                    line.extend_from_slice(if v { b"true" } else { b"false" });
+                }
+            }
+            line.push(b'\n');
+            out.write_all(&line)?;
+        }
+        Ok(())
+    }
+}
+
+impl Emitter<TlsReport> for Json {
+    fn emit(&self, r: &TlsReport, out: &mut dyn Write) -> Result<()> {
+        serde_json::to_writer_pretty(&mut *out, r)?;
+        writeln!(out)?;
+        Ok(())
+    }
+}
+
+impl Emitter<TlsReport> for Parquet {
+    fn emit(&self, r: &TlsReport, out: &mut dyn Write) -> Result<()> {
+        let mut df = tls_frame(r)?;
+        ParquetWriter::new(out).finish(&mut df)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsgap_agg::{LineStats, TlsAgg};
+
+    fn report() -> TlsReport {
+        let mut a = TlsAgg::new(CountMode::Requests);
+        for _ in 0..3 {
+            a.add(Some(b"1"), Some(b"TLSv1.3"), Some(b"TLS_AES_128_GCM_SHA256"));
+        }
+        a.add(Some(b"1"), Some(b"TLSv1.2"), Some(b"ECDHE-RSA-\x1b[31mEVIL"));
+        a.add(
+            Some(b"1"),
+            Some(b"TLSv1.2"),
+            Some(b"A-VERY-LONG-CIPHER-NAME-THAT-NOBODY-WOULD-EVER-USE-BUT-MIGHT-APPEAR"),
+        );
+        a.add(Some(b"2"), None, None);
+        a.report(&LineStats::default(), vec![])
+    }
+
+    #[test]
+    fn table_fits_80_columns_and_escapes() {
+        let mut v = Vec::new();
+        Table::default().emit(&report(), &mut v).unwrap();
+        let s = String::from_utf8(v).unwrap();
+        for line in s.lines() {
+            assert!(line.chars().count() <= 80, "too wide: {line:?}");
+        }
+        assert!(!s.contains('\u{1b}'), "raw escape reached the terminal");
+        assert!(s.contains("\\x1B[31mEVIL"));
+        assert!(s.contains("plain HTTP (no TLS)"));
+    }
+
+    #[test]
+    fn csv_has_header_rows_and_plain() {
+        let mut v = Vec::new();
+        Csv.emit(&report(), &mut v).unwrap();
+        let s = String::from_utf8(v).unwrap();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead");
+        assert!(lines[1].starts_with("tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",3,0.6,recommended,recommended,true,true"));
+        assert_eq!(*lines.last().unwrap(), "plain,,,1,,,,,");
+    }
+}

@@ -1,0 +1,293 @@
+//! The parallel engine: one reader thread cuts the inputs into line-aligned blocks,
+//! N workers turn blocks into partial results, and the calling thread receives the
+//! partials in input order (so ordered merges such as "first request wins" and row
+//! outputs stay exact).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+
+use crate::input::{describe_read_error, Input};
+
+/// Target block size: large enough that per-block costs vanish, small enough that
+/// memory stays flat (blocks in flight ≈ 2 per worker).
+pub const BLOCK_SIZE: usize = 4 << 20;
+
+/// A line-aligned piece of one input.
+#[derive(Debug)]
+pub struct Block {
+    /// Position in the overall order.
+    pub seq: u64,
+    /// Index of the input in the list.
+    pub input: usize,
+    /// Whole lines (the last line of an input may lack its newline).
+    pub data: Vec<u8>,
+    /// Number of lines in the input before this block, when the job asked for it.
+    pub line_base: Option<u64>,
+}
+
+impl Block {
+    /// The lines of the block, without their `\n`.
+    pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
+        let data = self.data.as_slice();
+        let body = data.strip_suffix(b"\n").unwrap_or(data);
+        let empty = data.is_empty();
+        body.split(|&b| b == b'\n').filter(move |_| !empty)
+    }
+}
+
+/// What a worker does with a block.
+pub trait Job: Sync {
+    /// The partial result of one block.
+    type Out: Send;
+    /// Whether blocks must carry their line base (rows that print line numbers).
+    fn needs_line_base(&self) -> bool {
+        false
+    }
+    /// Process one block.
+    fn run(&self, block: &Block) -> Self::Out;
+}
+
+/// What happened to one input.
+#[derive(Debug, Clone, Default)]
+pub struct InputOutcome {
+    /// The input's name.
+    pub name: String,
+    /// Lines read.
+    pub lines: u64,
+    /// Why it could not be read (completely).
+    pub error: Option<String>,
+    /// Whether it could be opened at all.
+    pub opened: bool,
+}
+
+/// A block's metadata as the sink sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockMeta {
+    /// Input index.
+    pub input: usize,
+    /// Lines in the block.
+    pub lines: u64,
+    /// Lines of the same input before this block.
+    pub line_base: u64,
+}
+
+fn count_lines(data: &[u8]) -> u64 {
+    let n = memchr::memchr_iter(b'\n', data).count() as u64;
+    n + u64::from(!data.is_empty() && !data.ends_with(b"\n"))
+}
+
+/// Run `job` over `inputs` with `jobs` workers; `sink` receives every block's result
+/// in order and returns `false` to stop early. Returns what happened to each input.
+pub fn run<J: Job>(
+    inputs: Vec<Result<Input, String>>,
+    names: &[String],
+    jobs: usize,
+    job: &J,
+    mut sink: impl FnMut(BlockMeta, J::Out) -> bool,
+) -> Vec<InputOutcome> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let outcomes: Arc<Mutex<Vec<InputOutcome>>> = Arc::new(Mutex::new(
+        names
+            .iter()
+            .map(|n| InputOutcome {
+                name: n.clone(),
+                ..InputOutcome::default()
+            })
+            .collect(),
+    ));
+    let workers = jobs.max(1);
+    let (block_tx, block_rx) = mpsc::sync_channel::<Block>(workers * 2);
+    let block_rx = Arc::new(Mutex::new(block_rx));
+    let (out_tx, out_rx) = mpsc::channel::<(u64, BlockMeta, J::Out)>();
+    let count = job.needs_line_base();
+    std::thread::scope(|s| {
+        {
+            let stop = Arc::clone(&stop);
+            let outcomes = Arc::clone(&outcomes);
+            s.spawn(move || read_blocks(inputs, block_tx, &stop, &outcomes, count));
+        }
+        for _ in 0..workers {
+            let rx = Arc::clone(&block_rx);
+            let tx = out_tx.clone();
+            s.spawn(move || work(job, &rx, &tx));
+        }
+        drop(out_tx);
+        let lines = deliver(&out_rx, &stop, &mut sink);
+        if let Ok(mut o) = outcomes.lock() {
+            for (o, n) in o.iter_mut().zip(lines) {
+                o.lines = n;
+            }
+        }
+    });
+    outcomes.lock().map(|o| o.clone()).unwrap_or_default()
+}
+
+fn work<J: Job>(
+    job: &J,
+    rx: &Mutex<Receiver<Block>>,
+    tx: &mpsc::Sender<(u64, BlockMeta, J::Out)>,
+) {
+    loop {
+        let block = match rx.lock() {
+            Ok(guard) => guard.recv(),
+            Err(_) => return,
+        };
+        let Ok(block) = block else { return };
+        let out = job.run(&block);
+        let meta = BlockMeta {
+            input: block.input,
+            lines: count_lines(&block.data),
+            line_base: block.line_base.unwrap_or(0),
+        };
+        if tx.send((block.seq, meta, out)).is_err() {
+            return;
+        }
+    }
+}
+
+fn deliver<O>(
+    rx: &Receiver<(u64, BlockMeta, O)>,
+    stop: &AtomicBool,
+    sink: &mut impl FnMut(BlockMeta, O) -> bool,
+) -> Vec<u64> {
+    let mut next = 0u64;
+    let mut pending: BTreeMap<u64, (BlockMeta, O)> = BTreeMap::new();
+    let mut bases: Vec<u64> = Vec::new();
+    for (seq, meta, out) in rx {
+        if stop.load(Ordering::Relaxed) {
+            continue;
+        }
+        pending.insert(seq, (meta, out));
+        while let Some((mut meta, out)) = pending.remove(&next) {
+            next += 1;
+            if bases.len() <= meta.input {
+                bases.resize(meta.input + 1, 0);
+            }
+            if let Some(base) = bases.get_mut(meta.input) {
+                meta.line_base = *base;
+                *base += meta.lines;
+            }
+            if !sink(meta, out) {
+                stop.store(true, Ordering::Relaxed);
+                pending.clear();
+                break;
+            }
+        }
+    }
+    bases
+}
+
+fn read_blocks(
+    inputs: Vec<Result<Input, String>>,
+    tx: SyncSender<Block>,
+    stop: &AtomicBool,
+    outcomes: &Mutex<Vec<InputOutcome>>,
+    count: bool,
+) {
+    let mut seq = 0u64;
+    let set = |i: usize, f: &dyn Fn(&mut InputOutcome)| {
+        if let Ok(mut o) = outcomes.lock() {
+            if let Some(o) = o.get_mut(i) {
+                f(o);
+            }
+        }
+    };
+    for (idx, input) in inputs.into_iter().enumerate() {
+        let mut input = match input {
+            Ok(i) => i,
+            Err(e) => {
+                set(idx, &|o| o.error = Some(e.clone()));
+                continue;
+            }
+        };
+        set(idx, &|o| o.opened = true);
+        let mut carry: Vec<u8> = Vec::new();
+        let mut base = 0u64;
+        let mut bytes = 0u64;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut buf = Vec::with_capacity(BLOCK_SIZE + carry.len() + 1);
+            buf.append(&mut carry);
+            let mut eof = false;
+            let mut target = BLOCK_SIZE;
+            loop {
+                if buf.len() >= target {
+                    // A block must end at a line end: keep reading through a line
+                    // longer than the block.
+                    if memchr::memchr(b'\n', &buf).is_some() {
+                        break;
+                    }
+                    target *= 2;
+                }
+                let want = target - buf.len();
+                match (&mut input).take(want as u64).read_to_end(&mut buf) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => bytes += n as u64,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let msg = describe_read_error(&input, &e, bytes);
+                        set(idx, &|o| o.error = Some(msg.clone()));
+                        eof = true;
+                        break;
+                    }
+                }
+            }
+            let cut = if eof {
+                buf.len()
+            } else {
+                memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1)
+            };
+            carry = buf.split_off(cut);
+            if !buf.is_empty() {
+                let line_base = count.then_some(base);
+                if count {
+                    base += count_lines(&buf);
+                }
+                if tx
+                    .send(Block {
+                        seq,
+                        input: idx,
+                        data: buf,
+                        line_base,
+                    })
+                    .is_err()
+                {
+                    return;
+                }
+                seq += 1;
+            }
+            if eof && carry.is_empty() {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_lines_handle_missing_final_newline() {
+        let b = |d: &[u8]| Block {
+            seq: 0,
+            input: 0,
+            data: d.to_vec(),
+            line_base: None,
+        };
+        assert_eq!(b(b"a\nb\n").lines().count(), 2);
+        assert_eq!(b(b"a\nb").lines().count(), 2);
+        assert_eq!(b(b"").lines().count(), 0);
+        assert_eq!(b(b"\n").lines().collect::<Vec<_>>(), vec![&b""[..]]);
+        assert_eq!(count_lines(b"a\nb"), 2);
+        assert_eq!(count_lines(b"a\n\n"), 2);
+    }
+}

@@ -1,0 +1,61 @@
+//! Escaping text that came from a log for where it is shown.
+
+use std::borrow::Cow;
+
+/// Text safe for a terminal: control characters (C0, DEL, C1) become `\xHH` /
+/// `\u{..}` so a log line can never move the cursor, change colours or set the title.
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_control(c) {
+            let n = u32::from(c);
+            if n < 0x100 {
+                out.push_str(&format!("\\x{n:02X}"));
+            } else {
+                out.push_str(&format!("\\u{{{n:x}}}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn is_control(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A CSV field: always quoted, quotes doubled (RFC 4180).
+pub fn csv_field(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for b in s.bytes() {
+        if b == b'"' {
+            out.push(b'"');
+        }
+        out.push(b);
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_escapes_controls_and_bidi() {
+        assert_eq!(terminal("plain é"), "plain é");
+        assert_eq!(terminal("a\u{1b}[31mb"), "a\\x1B[31mb");
+        assert_eq!(terminal("x\u{7f}\u{9b}"), "x\\x7F\\x9B");
+        assert_eq!(terminal("\u{202e}abc"), "\\u{202e}abc");
+    }
+
+    #[test]
+    fn csv_quotes_everything() {
+        let mut v = Vec::new();
+        csv_field("a \"b\",c\nd", &mut v);
+        assert_eq!(v, b"\"a \"\"b\"\",c\nd\"");
+    }
+}

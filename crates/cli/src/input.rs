@@ -1,0 +1,141 @@
+//! Opening inputs: files or stdin, compressed (gzip, zstd, bzip2 — detected by their
+//! magic bytes, not by the file name) or plain.
+//!
+//! Plain files are read with `read(2)` into line-aligned blocks rather than mapped:
+//! logs are read while logrotate may truncate them (copytruncate), and a truncated
+//! mapping kills the process with SIGBUS, while a short read is just the end.
+
+use std::fs::File;
+use std::io::{self, BufReader, Cursor, Read};
+
+/// The compression of an input, from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// Not compressed.
+    None,
+    /// gzip (`1f 8b`), including concatenated members.
+    Gzip,
+    /// Zstandard (`28 b5 2f fd`).
+    Zstd,
+    /// bzip2 (`BZh`).
+    Bzip2,
+}
+
+impl Compression {
+    fn sniff(head: &[u8]) -> Compression {
+        match head {
+            [0x1f, 0x8b, ..] => Compression::Gzip,
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+            [b'B', b'Z', b'h', ..] => Compression::Bzip2,
+            _ => Compression::None,
+        }
+    }
+}
+
+/// An opened input: its name and a reader of its (decompressed) bytes.
+pub struct Input {
+    /// The path as given, or `-` for stdin.
+    pub name: String,
+    /// How it was compressed.
+    pub compression: Compression,
+    /// Bytes already read for peeking; they come before `reader`'s.
+    head: Vec<u8>,
+    head_pos: usize,
+    /// An error met while peeking, returned once the peeked bytes are consumed.
+    pending_error: Option<io::Error>,
+    reader: Box<dyn Read + Send>,
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("name", &self.name)
+            .field("compression", &self.compression)
+            .finish()
+    }
+}
+
+impl Input {
+    /// Open `name` (`-` is stdin).
+    pub fn open(name: &str) -> io::Result<Input> {
+        let raw: Box<dyn Read + Send> = if name == "-" {
+            Box::new(io::stdin())
+        } else {
+            let file = File::open(name)?;
+            if file.metadata()?.is_dir() {
+                return Err(io::Error::other("is a directory"));
+            }
+            Box::new(file)
+        };
+        let mut raw = BufReader::with_capacity(1 << 16, raw);
+        let mut magic = Vec::with_capacity(4);
+        (&mut raw).take(4).read_to_end(&mut magic)?;
+        let compression = Compression::sniff(&magic);
+        let chained = Cursor::new(magic).chain(raw);
+        let reader: Box<dyn Read + Send> = match compression {
+            Compression::None => Box::new(chained),
+            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(chained)),
+            Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(chained)?),
+            Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(chained)),
+        };
+        Ok(Input {
+            name: name.to_string(),
+            compression,
+            head: Vec::new(),
+            head_pos: 0,
+            pending_error: None,
+            reader,
+        })
+    }
+
+    /// Up to `n` first bytes (decompressed), without consuming them.
+    /// A read error while peeking is kept and reported by the next `read` after the
+    /// peeked bytes, so the data before damage is still processed.
+    pub fn peek(&mut self, n: usize) -> &[u8] {
+        while self.head.len() < n && self.pending_error.is_none() {
+            let mut buf = vec![0u8; (n - self.head.len()).min(1 << 16)];
+            match self.reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(got) => self.head.extend_from_slice(buf.get(..got).unwrap_or(&[])),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => self.pending_error = Some(e),
+            }
+        }
+        self.head.get(..n.min(self.head.len())).unwrap_or(&[])
+    }
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.head_pos < self.head.len() {
+            let rest = self.head.get(self.head_pos..).unwrap_or(&[]);
+            let n = rest.len().min(buf.len());
+            if let (Some(dst), Some(src)) = (buf.get_mut(..n), rest.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.head_pos += n;
+            return Ok(n);
+        }
+        if let Some(e) = self.pending_error.take() {
+            return Err(e);
+        }
+        self.reader.read(buf)
+    }
+}
+
+/// A readable explanation of a read error, naming compressed damage as such.
+pub fn describe_read_error(input: &Input, err: &io::Error, bytes_before: u64) -> String {
+    match input.compression {
+        Compression::None => format!("read error after {bytes_before} bytes: {err}"),
+        c => format!(
+            "{} data is truncated or corrupt after {bytes_before} bytes of output \
+             (lines before the damage were counted): {err}",
+            match c {
+                Compression::Gzip => "gzip",
+                Compression::Zstd => "zstd",
+                Compression::Bzip2 => "bzip2",
+                Compression::None => "plain",
+            }
+        ),
+    }
+}

@@ -1,0 +1,37 @@
+//! The `tlsgap` command-line tool: flags, inputs, the parallel engine and emitters.
+//! `main.rs` only calls [`run`].
+
+pub mod cli;
+pub mod common;
+pub mod emit;
+pub mod engine;
+pub mod escape;
+pub mod export_cmd;
+pub mod input;
+pub mod output;
+pub mod tls_cmd;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+
+use cli::{Cli, Command};
+
+/// Parse the command line and run the command. Usage errors exit 2 (clap's own).
+pub fn run() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Tls(args) => tls_cmd::run(args),
+        Command::Export(args) => export_cmd::run(args),
+    }
+}
+
+/// Whether `err` is a closed pipe (`tlsgap ... | head`), which is not an error.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || e.to_string().contains("Broken pipe")
+    })
+}

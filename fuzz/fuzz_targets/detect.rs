@@ -1,0 +1,21 @@
+//! Format detection over the input split into lines.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tlsgap_parser::detect::detect;
+use tlsgap_parser::{LineParser, Record};
+
+fuzz_target!(|data: &[u8]| {
+    let lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if let Some(d) = detect(&lines) {
+        assert!(d.parsed >= 1 && d.parsed <= d.sampled, "{d:?}");
+        // The detected format parses as many lines as detection said it did.
+        let mut parser = LineParser::new(&d.format);
+        let mut rec = Record::new(&d.format);
+        let ok = lines
+            .iter()
+            .filter(|l| parser.parse(l, &mut rec).is_ok())
+            .count();
+        assert_eq!(ok, d.parsed, "detection and a fresh parser disagree");
+    }
+});
