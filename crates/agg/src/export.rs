@@ -118,7 +118,11 @@ impl ExportSchema {
             };
             columns.push(col(role.column(), source, ty));
             if source == Source::Time && with_offset {
-                columns.push(col("time_offset_minutes", Source::TimeOffset, ColumnType::Int));
+                columns.push(col(
+                    "time_offset_minutes",
+                    Source::TimeOffset,
+                    ColumnType::Int,
+                ));
             }
         }
         for (i, field) in format.fields.iter().enumerate() {
@@ -126,9 +130,12 @@ impl ExportSchema {
                 columns.push(col(&field.name, Source::Field(i), field_type(format, i)));
             }
         }
-        let needs_request = columns
-            .iter()
-            .any(|c| matches!(c.source, Source::Method | Source::Target | Source::HttpVersion));
+        let needs_request = columns.iter().any(|c| {
+            matches!(
+                c.source,
+                Source::Method | Source::Target | Source::HttpVersion
+            )
+        });
         ExportSchema {
             columns,
             needs_request,
@@ -136,13 +143,7 @@ impl ExportSchema {
     }
 
     /// The values of `rec` (from input `file`, line `line`), one per column.
-    pub fn values<'a>(
-        &self,
-        rec: &Record<'a>,
-        file: &'a str,
-        line: u64,
-        out: &mut Vec<Value<'a>>,
-    ) {
+    pub fn values<'a>(&self, rec: &Record<'a>, file: &'a str, line: u64, out: &mut Vec<Value<'a>>) {
         out.clear();
         let parts = if self.needs_request {
             rec.request_parts()
@@ -161,13 +162,13 @@ impl ExportSchema {
                 Source::Method => text(parts.method.clone()),
                 Source::Target => text(parts.target.clone()),
                 Source::HttpVersion => text(parts.http_version.clone()),
-                Source::DurationUs => rec
-                    .duration_us()
-                    .map_or(Value::Null, |d| Value::Int(i64::try_from(d).unwrap_or(i64::MAX))),
+                Source::DurationUs => rec.duration_us().map_or(Value::Null, |d| {
+                    Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
+                }),
                 Source::Field(i) => match c.ty {
-                    ColumnType::Int => rec
-                        .int(i)
-                        .map_or(Value::Null, |n| Value::Int(i64::try_from(n).unwrap_or(i64::MAX))),
+                    ColumnType::Int => rec.int(i).map_or(Value::Null, |n| {
+                        Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
+                    }),
                     ColumnType::Float => rec
                         .raw(i)
                         .and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok())
@@ -217,8 +218,21 @@ mod tests {
         assert_eq!(
             names,
             [
-                "file", "line", "client", "ident", "user", "time", "request", "method", "target",
-                "http_version", "status", "bytes", "referer", "user_agent", "tls_protocol",
+                "file",
+                "line",
+                "client",
+                "ident",
+                "user",
+                "time",
+                "request",
+                "method",
+                "target",
+                "http_version",
+                "status",
+                "bytes",
+                "referer",
+                "user_agent",
+                "tls_protocol",
                 "tls_cipher"
             ]
         );
@@ -249,8 +263,11 @@ mod tests {
         assert!(names.contains(&"req_x_id"));
         let mut p = LineParser::new(&f);
         let mut rec = Record::new(&f);
-        p.parse(b"1.2.3.4 [21/Nov/2026:18:07:40 +0100] \"GET / HTTP/1.1\" 200 15 42 abc", &mut rec)
-            .unwrap();
+        p.parse(
+            b"1.2.3.4 [21/Nov/2026:18:07:40 +0100] \"GET / HTTP/1.1\" 200 15 42 abc",
+            &mut rec,
+        )
+        .unwrap();
         let mut out = Vec::new();
         s.values(&rec, "-", 1, &mut out);
         let i = names.iter().position(|n| *n == "duration_us").unwrap();

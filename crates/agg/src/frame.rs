@@ -114,8 +114,14 @@ pub fn tls_frame(report: &TlsReport) -> PolarsResult<DataFrame> {
                     .map(|r| i64::try_from(r.count).unwrap_or(i64::MAX))
                     .collect::<Vec<i64>>(),
             ),
-            Column::new("share".into(), rows.iter().map(|r| r.share).collect::<Vec<_>>()),
-            Column::new("verdict".into(), text(&|r| r.verdict.map(|v| v.as_str().to_string()))),
+            Column::new(
+                "share".into(),
+                rows.iter().map(|r| r.share).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "verdict".into(),
+                text(&|r| r.verdict.map(|v| v.as_str().to_string())),
+            ),
             Column::new(
                 "protocol_verdict".into(),
                 text(&|r| r.protocol_verdict.map(|v| v.as_str().to_string())),
@@ -124,7 +130,10 @@ pub fn tls_frame(report: &TlsReport) -> PolarsResult<DataFrame> {
                 "forward_secrecy".into(),
                 rows.iter().map(|r| r.forward_secrecy).collect::<Vec<_>>(),
             ),
-            Column::new("aead".into(), rows.iter().map(|r| r.aead).collect::<Vec<_>>()),
+            Column::new(
+                "aead".into(),
+                rows.iter().map(|r| r.aead).collect::<Vec<_>>(),
+            ),
         ],
     )
 }

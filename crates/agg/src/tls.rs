@@ -107,11 +107,7 @@ impl TlsAgg {
 
     /// Add what came after `self`.
     pub fn merge(&mut self, other: TlsAgg) {
-        let remap: Vec<u32> = other
-            .pairs
-            .iter()
-            .map(|(p, c)| self.intern(p, c))
-            .collect();
+        let remap: Vec<u32> = other.pairs.iter().map(|(p, c)| self.intern(p, c)).collect();
         for (i, n) in other.counts.iter().enumerate() {
             if let Some(c) = remap.get(i).and_then(|&j| self.counts.get_mut(j as usize)) {
                 *c += n;
@@ -158,7 +154,13 @@ impl TlsAgg {
     pub fn report(&self, lines: &LineStats, inputs: Vec<InputReport>) -> TlsReport {
         let (counts, plain) = self.tallies();
         let total: u64 = counts.iter().sum();
-        let share = |n: u64| if total == 0 { 0.0 } else { n as f64 / total as f64 };
+        let share = |n: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                n as f64 / total as f64
+            }
+        };
         let mut by_protocol: Vec<(String, Vec<(String, u64)>)> = Vec::new();
         for ((p, c), &n) in self.pairs.iter().zip(counts.iter()) {
             if n == 0 {
@@ -202,7 +204,11 @@ impl TlsAgg {
                 }
             })
             .collect();
-        protocols.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.protocol.cmp(&b.protocol)));
+        protocols.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.protocol.cmp(&b.protocol))
+        });
         TlsReport {
             count: self.mode,
             lines: lines.report(),
@@ -381,7 +387,11 @@ mod tests {
         let rep = c.report(&LineStats::default(), vec![]);
         // a: first TLS is TLSv1.2/AES128-SHA; b: TLSv1.3; c: plain only; d: TLSv1.3.
         assert_eq!((rep.total, rep.plain), (3, 1));
-        let v12 = rep.protocols.iter().find(|p| p.protocol == "TLSv1.2").unwrap();
+        let v12 = rep
+            .protocols
+            .iter()
+            .find(|p| p.protocol == "TLSv1.2")
+            .unwrap();
         assert_eq!(v12.count, 1);
     }
 
@@ -397,7 +407,11 @@ mod tests {
                 feed(&mut b, &ROWS[split..]);
                 a.merge(b);
                 let l = LineStats::default();
-                assert_eq!(a.report(&l, vec![]), whole.report(&l, vec![]), "{mode:?} {split}");
+                assert_eq!(
+                    a.report(&l, vec![]),
+                    whole.report(&l, vec![]),
+                    "{mode:?} {split}"
+                );
             }
         }
     }

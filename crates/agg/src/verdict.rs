@@ -73,8 +73,25 @@ const UNKNOWN: CipherFacts = CipherFacts {
 };
 
 const CIPHER_TOKENS: &[&str] = &[
-    "AES", "AES128", "AES256", "CHACHA20", "CAMELLIA", "CAMELLIA128", "CAMELLIA256", "ARIA",
-    "ARIA128", "ARIA256", "DES", "RC4", "RC2", "IDEA", "SEED", "NULL", "GOST89", "GOST", "SM4",
+    "AES",
+    "AES128",
+    "AES256",
+    "CHACHA20",
+    "CAMELLIA",
+    "CAMELLIA128",
+    "CAMELLIA256",
+    "ARIA",
+    "ARIA128",
+    "ARIA256",
+    "DES",
+    "RC4",
+    "RC2",
+    "IDEA",
+    "SEED",
+    "NULL",
+    "GOST89",
+    "GOST",
+    "SM4",
     "3DES",
 ];
 
@@ -193,7 +210,11 @@ mod tests {
         }
         assert_eq!(v("TLSv1.3", "TLS_SM4_GCM_SM3"), Verdict::Weak);
         // secure
-        for c in ["DHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-AES128-CCM", "DHE-RSA-CHACHA20-POLY1305"] {
+        for c in [
+            "DHE-RSA-AES256-GCM-SHA384",
+            "ECDHE-ECDSA-AES128-CCM",
+            "DHE-RSA-CHACHA20-POLY1305",
+        ] {
             assert_eq!(v("TLSv1.2", c), Verdict::Secure, "{c}");
         }
         assert_eq!(v("TLSv1.3", "TLS_AES_128_CCM_8_SHA256"), Verdict::Secure);

@@ -72,6 +72,7 @@ pub fn parse_block<'a>(
 }
 
 /// Inputs opened, with the format to read them.
+#[derive(Debug)]
 pub struct Prepared {
     /// Inputs in order (errors kept to be reported by name).
     pub inputs: Vec<Result<Input, String>>,
@@ -164,6 +165,7 @@ fn auto_format(
 }
 
 /// Receives malformed lines in order: writes `--invalid-lines`, enforces `--strict`.
+#[derive(Debug)]
 pub struct BadLineSink {
     out: Option<BufWriter<File>>,
     strict: bool,

@@ -72,7 +72,9 @@ fn fit(s: &str, width: usize) -> String {
 }
 
 impl Emitter<TlsReport> for Table {
-    fn emit(&self, r: &TlsReport, out: &mut dyn Write) -> Result<()> {
+    fn emit(&self, r: &TlsReport, sink: &mut dyn Write) -> Result<()> {
+        use std::fmt::Write as _;
+        let mut out = String::new();
         let unit = match r.count {
             CountMode::Requests => "requests",
             CountMode::Clients => "clients",
@@ -90,14 +92,14 @@ impl Emitter<TlsReport> for Table {
             .unwrap_or(0);
         let name_w = longest.max(18).min(WIDTH - fixed);
         writeln!(
-            out,
+            &mut out,
             "{:<name_w$} {:>11}{:>8} {:<12}{:<4}{:<5}",
             "protocol / cipher", unit, "share", "verdict", "FS", "AEAD"
         )?;
         for p in &r.protocols {
             let name = fit(&escape::terminal(&p.protocol), name_w);
             writeln!(
-                out,
+                &mut out,
                 "{:<name_w$} {:>11}{:>8} {:<12}",
                 name,
                 thousands(p.count),
@@ -107,7 +109,7 @@ impl Emitter<TlsReport> for Table {
             for c in &p.ciphers {
                 let name = fit(&format!("  {}", escape::terminal(&c.cipher)), name_w);
                 writeln!(
-                    out,
+                    &mut out,
                     "{:<name_w$} {:>11}{:>8} {:<12}{:<4}{:<5}",
                     name,
                     thousands(c.count),
@@ -119,19 +121,23 @@ impl Emitter<TlsReport> for Table {
             }
         }
         writeln!(
-            out,
+            &mut out,
             "{:<name_w$} {:>11}",
             format!("TLS total ({unit})"),
             thousands(r.total)
         )?;
         writeln!(
-            out,
+            &mut out,
             "{:<name_w$} {:>11}",
             "plain HTTP (no TLS)",
             thousands(r.plain)
         )?;
         if !self.summary.is_empty() {
-            writeln!(out, "\n{}", self.summary)?;
+            writeln!(&mut out, "\n{}", self.summary)?;
+        }
+        // No trailing blanks: they make copied tables and diffs noisy.
+        for line in out.lines() {
+            writeln!(sink, "{}", line.trim_end())?;
         }
         Ok(())
     }
@@ -201,9 +207,17 @@ mod tests {
     fn report() -> TlsReport {
         let mut a = TlsAgg::new(CountMode::Requests);
         for _ in 0..3 {
-            a.add(Some(b"1"), Some(b"TLSv1.3"), Some(b"TLS_AES_128_GCM_SHA256"));
+            a.add(
+                Some(b"1"),
+                Some(b"TLSv1.3"),
+                Some(b"TLS_AES_128_GCM_SHA256"),
+            );
         }
-        a.add(Some(b"1"), Some(b"TLSv1.2"), Some(b"ECDHE-RSA-\x1b[31mEVIL"));
+        a.add(
+            Some(b"1"),
+            Some(b"TLSv1.2"),
+            Some(b"ECDHE-RSA-\x1b[31mEVIL"),
+        );
         a.add(
             Some(b"1"),
             Some(b"TLSv1.2"),
@@ -232,8 +246,13 @@ mod tests {
         Csv.emit(&report(), &mut v).unwrap();
         let s = String::from_utf8(v).unwrap();
         let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(lines[0], "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead");
-        assert!(lines[1].starts_with("tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",3,0.6,recommended,recommended,true,true"));
+        assert_eq!(
+            lines[0],
+            "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead"
+        );
+        assert!(lines[1].starts_with(
+            "tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",3,0.6,recommended,recommended,true,true"
+        ));
         assert_eq!(*lines.last().unwrap(), "plain,,,1,,,,,");
     }
 }

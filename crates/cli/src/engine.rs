@@ -30,11 +30,41 @@ pub struct Block {
 
 impl Block {
     /// The lines of the block, without their `\n`.
-    pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
+    pub fn lines(&self) -> Lines<'_> {
         let data = self.data.as_slice();
-        let body = data.strip_suffix(b"\n").unwrap_or(data);
-        let empty = data.is_empty();
-        body.split(|&b| b == b'\n').filter(move |_| !empty)
+        Lines {
+            rest: data.strip_suffix(b"\n").unwrap_or(data),
+            done: data.is_empty(),
+        }
+    }
+}
+
+/// Iterator over the lines of a block (memchr, not byte by byte).
+#[derive(Debug)]
+pub struct Lines<'a> {
+    rest: &'a [u8],
+    done: bool,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.done {
+            return None;
+        }
+        match memchr::memchr(b'\n', self.rest) {
+            Some(p) => {
+                let line = self.rest.get(..p).unwrap_or(&[]);
+                self.rest = self.rest.get(p + 1..).unwrap_or(&[]);
+                Some(line)
+            }
+            None => {
+                self.done = true;
+                Some(self.rest)
+            }
+        }
     }
 }
 
@@ -102,18 +132,21 @@ pub fn run<J: Job>(
     let (block_tx, block_rx) = mpsc::sync_channel::<Block>(workers * 2);
     let block_rx = Arc::new(Mutex::new(block_rx));
     let (out_tx, out_rx) = mpsc::channel::<(u64, BlockMeta, J::Out)>();
+    let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     let count = job.needs_line_base();
     std::thread::scope(|s| {
         {
             let stop = Arc::clone(&stop);
             let outcomes = Arc::clone(&outcomes);
-            s.spawn(move || read_blocks(inputs, block_tx, &stop, &outcomes, count));
+            s.spawn(move || read_blocks(inputs, block_tx, recycle_rx, &stop, &outcomes, count));
         }
         for _ in 0..workers {
             let rx = Arc::clone(&block_rx);
             let tx = out_tx.clone();
-            s.spawn(move || work(job, &rx, &tx));
+            let recycle = recycle_tx.clone();
+            s.spawn(move || work(job, &rx, &tx, &recycle));
         }
+        drop(recycle_tx);
         drop(out_tx);
         let lines = deliver(&out_rx, &stop, &mut sink);
         if let Ok(mut o) = outcomes.lock() {
@@ -129,6 +162,7 @@ fn work<J: Job>(
     job: &J,
     rx: &Mutex<Receiver<Block>>,
     tx: &mpsc::Sender<(u64, BlockMeta, J::Out)>,
+    recycle: &mpsc::Sender<Vec<u8>>,
 ) {
     loop {
         let block = match rx.lock() {
@@ -142,6 +176,8 @@ fn work<J: Job>(
             lines: count_lines(&block.data),
             line_base: block.line_base.unwrap_or(0),
         };
+        // The reader may be gone already; then the buffer is simply dropped.
+        let _ = recycle.send(block.data);
         if tx.send((block.seq, meta, out)).is_err() {
             return;
         }
@@ -183,6 +219,7 @@ fn deliver<O>(
 fn read_blocks(
     inputs: Vec<Result<Input, String>>,
     tx: SyncSender<Block>,
+    recycled: Receiver<Vec<u8>>,
     stop: &AtomicBool,
     outcomes: &Mutex<Vec<InputOutcome>>,
     count: bool,
@@ -211,26 +248,36 @@ fn read_blocks(
             if stop.load(Ordering::Relaxed) {
                 return;
             }
-            let mut buf = Vec::with_capacity(BLOCK_SIZE + carry.len() + 1);
-            buf.append(&mut carry);
+            // Reuse a buffer a worker is done with: its bytes are initialised, so
+            // growing it to the block size zeroes only the tail.
+            let mut buf = recycled.try_recv().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(&carry);
+            let mut filled = buf.len();
+            carry.clear();
             let mut eof = false;
-            let mut target = BLOCK_SIZE;
+            let mut target = BLOCK_SIZE.max(filled * 2);
             loop {
-                if buf.len() >= target {
+                if filled >= target {
                     // A block must end at a line end: keep reading through a line
                     // longer than the block.
-                    if memchr::memchr(b'\n', &buf).is_some() {
+                    if memchr::memchr(b'\n', buf.get(..filled).unwrap_or(&[])).is_some() {
                         break;
                     }
                     target *= 2;
                 }
-                let want = target - buf.len();
-                match (&mut input).take(want as u64).read_to_end(&mut buf) {
+                if buf.len() < target {
+                    buf.resize(target, 0);
+                }
+                match input.read(buf.get_mut(filled..target).unwrap_or(&mut [])) {
                     Ok(0) => {
                         eof = true;
                         break;
                     }
-                    Ok(n) => bytes += n as u64,
+                    Ok(n) => {
+                        filled += n;
+                        bytes += n as u64;
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {
                         let msg = describe_read_error(&input, &e, bytes);
@@ -240,12 +287,14 @@ fn read_blocks(
                     }
                 }
             }
+            buf.truncate(filled);
             let cut = if eof {
                 buf.len()
             } else {
                 memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1)
             };
-            carry = buf.split_off(cut);
+            carry.extend_from_slice(buf.get(cut..).unwrap_or(&[]));
+            buf.truncate(cut);
             if !buf.is_empty() {
                 let line_base = count.then_some(base);
                 if count {

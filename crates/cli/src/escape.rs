@@ -25,7 +25,8 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
 }
 
 fn is_control(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// A CSV field: always quoted, quotes doubled (RFC 4180).

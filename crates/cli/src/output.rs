@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 /// An output stream.
+#[derive(Debug)]
 pub enum Output {
     /// Standard output.
     Stdout(BufWriter<io::Stdout>),
@@ -25,7 +26,10 @@ pub enum Output {
 /// Open `path` (`None` = stdout).
 pub fn open(path: Option<&Path>) -> Result<Output> {
     let Some(dest) = path else {
-        return Ok(Output::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())));
+        return Ok(Output::Stdout(BufWriter::with_capacity(
+            1 << 16,
+            io::stdout(),
+        )));
     };
     let name = dest
         .file_name()

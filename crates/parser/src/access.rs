@@ -304,7 +304,10 @@ impl<'f> LineParser<'f> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         rec.spans.clear();
         rec.time = None;
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
+        // Only a line that starts with white space can be blank: no scan otherwise.
+        if line.first().is_none_or(u8::is_ascii_whitespace)
+            && line.iter().all(u8::is_ascii_whitespace)
+        {
             return Err(Reason::Empty);
         }
         match self.match_line(line, rec) {
@@ -465,8 +468,8 @@ impl<'f> LineParser<'f> {
                     if v == b"-" {
                         return Ok(None);
                     }
-                    let ts = time::parse_simple(simple, v, &mut self.cache)
-                        .ok_or(Reason::BadTime)?;
+                    let ts =
+                        time::parse_simple(simple, v, &mut self.cache).ok_or(Reason::BadTime)?;
                     Ok((field.role == Some(Role::Time)).then_some(ts))
                 }
             },

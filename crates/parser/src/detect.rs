@@ -79,8 +79,11 @@ fn nginx_escapes(sample: &[&[u8]]) -> bool {
                 continue;
             }
             match (line.get(i + 1), line.get(i + 2), line.get(i + 3)) {
-                (Some(b'x'), Some(h), Some(l)) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
-                    if h.is_ascii_uppercase() || l.is_ascii_uppercase() || (*h, *l) == (b'2', b'2') {
+                (Some(b'x'), Some(h), Some(l))
+                    if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() =>
+                {
+                    if h.is_ascii_uppercase() || l.is_ascii_uppercase() || (*h, *l) == (b'2', b'2')
+                    {
                         nginx += 1;
                     } else if h.is_ascii_lowercase() || l.is_ascii_lowercase() {
                         apache += 1;

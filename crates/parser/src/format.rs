@@ -556,7 +556,10 @@ fn modifier(input: &str) -> IResult<&str, Option<&str>> {
 fn directive(input: &str) -> IResult<&str, Directive<'_>> {
     let (rest, mods) = many0(modifier).parse(input)?;
     let (rest, letter) = alt((
-        recognize(pair(char('^'), take_while1(|c: char| c.is_ascii_alphabetic()))),
+        recognize(pair(
+            char('^'),
+            take_while1(|c: char| c.is_ascii_alphabetic()),
+        )),
         recognize(one_of(
             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ%",
         )),
@@ -623,7 +626,9 @@ fn compile_apache(text: &str) -> Result<Format, FormatError> {
         let position_of_letter = start + consumed;
         if d.letter == "%" {
             lit.push(b'%');
-        } else if directive_text == "%U" && text.get(start + 2..).is_some_and(|r| r.starts_with("%q")) {
+        } else if directive_text == "%U"
+            && text.get(start + 2..).is_some_and(|r| r.starts_with("%q"))
+        {
             // `%U%q` (path, then `?query` or nothing) is one target: the two have
             // nothing between them, and the target is what the export contract wants.
             let spec = FieldSpec::new("%U%q", Kind::Text, &[Role::Target], "url_path_query");
@@ -658,11 +663,7 @@ fn apache_field(dir: &str, letter: &str, arg: Option<&str>) -> Result<FieldSpec,
             s.empty_as_quotes = true;
             s
         }
-        ("t", None) => f(
-            Time(TimeSpec::Clf { brackets: true }),
-            &[R::Time],
-            "time_2",
-        ),
+        ("t", None) => f(Time(TimeSpec::Clf { brackets: true }), &[R::Time], "time_2"),
         ("t", Some(a)) => {
             let (prefix, spec) = match a.split_once(':') {
                 Some((p @ ("begin" | "end"), s)) => (p, s),
@@ -914,8 +915,12 @@ fn nginx_field(dir: &str, name: &str) -> FieldSpec {
         "status" => f(Int, &[R::Status], "status_2"),
         "body_bytes_sent" => f(Int, &[R::Bytes], "body_bytes_sent"),
         "bytes_sent" => f(Int, &[R::Bytes], "bytes_sent"),
-        "request_length" | "connection" | "connection_requests" | "server_port"
-        | "remote_port" | "pid" => {
+        "request_length"
+        | "connection"
+        | "connection_requests"
+        | "server_port"
+        | "remote_port"
+        | "pid" => {
             if name == "pid" {
                 f(Int, &[R::Pid], "pid_2")
             } else {

@@ -18,7 +18,10 @@
 //! ```
 //!
 //! This crate does no I/O, no printing and no allocation per line on the hot path.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod access;
 pub mod detect;

@@ -104,7 +104,10 @@ mod tests {
         let raw = br#"a\"b\\c\x1b\xc3\xa9\n\v\q"#;
         let v = unescape(raw, Escaping::Apache);
         assert_eq!(&*v, b"a\"b\\c\x1b\xc3\xa9\n\x0b\\q");
-        assert!(matches!(unescape(b"plain", Escaping::Apache), Cow::Borrowed(_)));
+        assert!(matches!(
+            unescape(b"plain", Escaping::Apache),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -1,0 +1,323 @@
+//! Opening inputs: compression by content, stdin, missing and damaged files, blocks
+//! and worker threads.
+
+use serde_json::Value;
+
+use crate::util::{
+    self, assert_code, generated_log, ndjson, path_str, stderr, tls_json, tlsgap, without_inputs,
+    write,
+};
+
+/// `tls --format json` of the sample log, without `inputs`.
+fn plain_result(dir: &std::path::Path) -> Value {
+    let plain = write(dir, "access.log", &util::sample_log());
+    let (v, o) = tls_json(&[path_str(&plain)]);
+    assert_code(&o, 0);
+    assert_eq!(v["lines"]["total"], 79);
+    assert_eq!(v["lines"]["malformed"], 0);
+    without_inputs(v)
+}
+
+#[test]
+fn compressed_inputs_give_the_same_result_as_plain() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let want = plain_result(d);
+    let plain = d.join("access.log");
+    let p = path_str(&plain);
+
+    util::run_tool("gzip", &["-k", "-f", p]);
+    util::run_tool("zstd", &["-q", "-k", "-f", p]);
+    util::run_tool("bzip2", &["-k", "-f", p]);
+    let gz = std::fs::read(d.join("access.log.gz")).unwrap();
+    // gzip content behind a name that says nothing about it.
+    write(d, "gzip-inside.log", &gz);
+    // No extension at all, zstd inside.
+    write(
+        d,
+        "zstd-inside",
+        &std::fs::read(d.join("access.log.zst")).unwrap(),
+    );
+
+    for name in [
+        "access.log.gz",
+        "access.log.zst",
+        "access.log.bz2",
+        "gzip-inside.log",
+        "zstd-inside",
+    ] {
+        let f = d.join(name);
+        let (v, o) = tls_json(&[path_str(&f)]);
+        assert_code(&o, 0);
+        assert_eq!(without_inputs(v), want, "{name}");
+    }
+}
+
+#[test]
+fn concatenated_gzip_members_are_all_read() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let plain = write(d, "access.log", &util::sample_log());
+    let (twice, o) = tls_json(&[path_str(&plain), path_str(&plain)]);
+    assert_code(&o, 0);
+    util::run_tool("gzip", &["-k", "-f", path_str(&plain)]);
+    let member = std::fs::read(d.join("access.log.gz")).unwrap();
+    let two = write(d, "two-members.log.gz", &[member.clone(), member].concat());
+    let (v, o) = tls_json(&[path_str(&two)]);
+    assert_code(&o, 0);
+    assert_eq!(v["lines"]["total"], 158);
+    assert_eq!(without_inputs(v), without_inputs(twice));
+}
+
+#[test]
+fn stdin_is_read_with_dash_and_without_file_arguments() {
+    let dir = util::tempdir();
+    let want = plain_result(dir.path());
+    for args in [&["-"][..], &[][..]] {
+        let o = tlsgap()
+            .args(["tls", "--format", "json", "-q"])
+            .args(args)
+            .write_stdin(util::sample_log())
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let v = util::json(&o);
+        assert_eq!(v["inputs"][0]["name"], "-", "{args:?}");
+        assert_eq!(without_inputs(v), want, "{args:?}");
+    }
+    // Compressed standard input (`zcat`-less pipelines).
+    util::run_tool(
+        "gzip",
+        &["-k", "-f", path_str(&dir.path().join("access.log"))],
+    );
+    let o = tlsgap()
+        .args(["tls", "--format", "json", "-q"])
+        .write_stdin(std::fs::read(dir.path().join("access.log.gz")).unwrap())
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(without_inputs(util::json(&o)), want, "gzip on stdin");
+}
+
+#[test]
+fn missing_file_next_to_a_good_one_exits_1_and_keeps_the_good_counts() {
+    let dir = util::tempdir();
+    let want = plain_result(dir.path());
+    let good = dir.path().join("access.log");
+    let missing = dir.path().join("no-such-file.log");
+    let (v, o) = tls_json(&[path_str(&good), path_str(&missing)]);
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains(path_str(&missing)),
+        "stderr names the missing file: {err}"
+    );
+    assert!(
+        !err.contains(&format!("{}:", path_str(&good))),
+        "good file is not blamed: {err}"
+    );
+    assert!(v["inputs"][1]["error"].is_string(), "{}", v["inputs"]);
+    assert_eq!(v["inputs"][0]["error"], Value::Null);
+    assert_eq!(without_inputs(v), want);
+}
+
+#[test]
+fn all_inputs_missing_exits_2() {
+    let dir = util::tempdir();
+    let a = dir.path().join("a.log");
+    let b = dir.path().join("b.log");
+    let o = tlsgap()
+        .args(["tls", path_str(&a), path_str(&b)])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("a.log") && err.contains("b.log"), "{err}");
+    assert!(o.stdout.is_empty(), "no result when nothing was read");
+}
+
+#[test]
+fn empty_file_exits_0_with_zeros() {
+    let dir = util::tempdir();
+    let empty = write(dir.path(), "empty.log", b"");
+    let (v, o) = tls_json(&["--log-format", "combinedssl", path_str(&empty)]);
+    assert_code(&o, 0);
+    assert_eq!(v["lines"]["total"], 0);
+    assert_eq!(v["lines"]["parsed"], 0);
+    assert_eq!(v["lines"]["malformed"], 0);
+    assert_eq!(v["total"], 0);
+    assert_eq!(v["plain"], 0);
+    assert_eq!(v["protocols"], serde_json::json!([]));
+    // And with the default `--log-format auto`, which has nothing to look at.
+    let (v, o) = tls_json(&[path_str(&empty)]);
+    assert_code(&o, 0);
+    assert_eq!(v["lines"]["total"], 0);
+}
+
+/// Cut a compressed file in the middle: the lines before the damage count, the
+/// file is named, and the run says it was incomplete.
+fn check_truncated(tool: &[&str], ext: &str) {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let g = generated_log(3 << 20);
+    let plain = write(d, "big.log", &g.bytes);
+    let mut args = tool.to_vec();
+    args.push(path_str(&plain));
+    util::run_tool(args[0], &args[1..]);
+    let full = std::fs::read(d.join(format!("big.log.{ext}"))).unwrap();
+    let cut = write(d, &format!("cut.log.{ext}"), &full[..full.len() / 2]);
+    let (v, o) = tls_json(&["--log-format", "combinedssl", path_str(&cut)]);
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    assert!(err.contains(path_str(&cut)), "stderr names the file: {err}");
+    assert!(
+        err.contains("truncated") || err.contains("corrupt"),
+        "stderr says truncated/corrupt: {err}"
+    );
+    let parsed = v["lines"]["parsed"].as_u64().unwrap();
+    assert!(
+        parsed > 0,
+        "lines before the damage are counted: {}",
+        v["lines"]
+    );
+    assert!(parsed < g.lines, "{parsed} of {}", g.lines);
+    // At most the one line cut in half is malformed.
+    assert!(
+        v["lines"]["malformed"].as_u64().unwrap() <= 1,
+        "{}",
+        v["lines"]
+    );
+    assert!(v["inputs"][0]["error"].is_string(), "{}", v["inputs"]);
+}
+
+#[test]
+fn truncated_gzip_exits_1_and_counts_lines_before_the_damage() {
+    check_truncated(&["gzip", "-k", "-f"], "gz");
+}
+
+#[test]
+fn truncated_zstd_exits_1_and_counts_lines_before_the_damage() {
+    check_truncated(&["zstd", "-q", "-k", "-f"], "zst");
+}
+
+#[test]
+fn truncated_bzip2_exits_1_and_counts_lines_before_the_damage() {
+    check_truncated(&["bzip2", "-k", "-f"], "bz2");
+}
+
+#[test]
+fn directory_as_input_is_reported_by_name() {
+    let dir = util::tempdir();
+    let want = plain_result(dir.path());
+    let good = dir.path().join("access.log");
+    let sub = dir.path().join("a-directory");
+    std::fs::create_dir(&sub).unwrap();
+    let (v, o) = tls_json(&[path_str(&good), path_str(&sub)]);
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    assert!(err.contains(path_str(&sub)), "{err}");
+    assert!(err.contains("directory"), "{err}");
+    assert_eq!(without_inputs(v), want);
+
+    // Only a directory: nothing could be processed.
+    let o = tlsgap().args(["tls", path_str(&sub)]).output().unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(path_str(&sub)));
+}
+
+/// More than two 4 MiB blocks: results must not depend on `-j`, and must be the
+/// counts the generator knows (including "first TLS request wins" in clients mode
+/// across block boundaries).
+#[test]
+fn jobs_do_not_change_results_on_a_multi_block_input() {
+    let dir = util::tempdir();
+    let g = generated_log(10 << 20);
+    assert!(g.bytes.len() > 2 * (4 << 20) && g.lines > 40_000);
+    let big = write(dir.path(), "big.log", &g.bytes);
+    let big = path_str(&big);
+
+    let mut first: Option<(Value, Value)> = None;
+    for j in ["1", "2", "4"] {
+        let (req, o) = tls_json(&["-j", j, big]);
+        assert_code(&o, 0);
+        let (cli, o) = tls_json(&["-j", j, "--count", "clients", big]);
+        assert_code(&o, 0);
+        match &first {
+            None => {
+                assert_eq!(req["lines"]["total"], g.lines);
+                assert_eq!(req["lines"]["malformed"], 0);
+                assert_eq!(util::pair_counts(&req), g.requests, "requests -j{j}");
+                assert_eq!(req["plain"], g.plain_requests);
+                assert_eq!(util::pair_counts(&cli), g.clients, "clients -j{j}");
+                assert_eq!(cli["plain"], g.plain_clients);
+                first = Some((req, cli));
+            }
+            Some((r1, c1)) => {
+                assert_eq!(&req, r1, "requests: -j{j} differs from -j1");
+                assert_eq!(&cli, c1, "clients: -j{j} differs from -j1");
+            }
+        }
+    }
+
+    // Row output keeps input order and line numbers across blocks.
+    let export = |j: &str| {
+        let o = tlsgap()
+            .args(["export", "--format", "ndjson", "-q", "-j", j, big])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        o.stdout
+    };
+    let one = export("1");
+    let four = export("4");
+    assert!(one == four, "export -j4 differs from -j1");
+    let mut n = 0u64;
+    for l in one.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        n += 1;
+        // Cheap check of the line number without parsing every row.
+        let prefix = format!(
+            "{{\"file\":{},\"line\":{n},",
+            serde_json::to_string(big).unwrap()
+        );
+        assert!(
+            l.starts_with(prefix.as_bytes()),
+            "row {n}: {}",
+            String::from_utf8_lossy(l)
+        );
+    }
+    assert_eq!(n, g.lines);
+}
+
+#[test]
+fn multi_block_gzip_input_matches_plain() {
+    let dir = util::tempdir();
+    let g = generated_log(9 << 20);
+    let big = write(dir.path(), "big.log", &g.bytes);
+    let (want, o) = tls_json(&["-j", "2", "--count", "clients", path_str(&big)]);
+    assert_code(&o, 0);
+    util::run_tool("gzip", &["-1", "-k", "-f", path_str(&big)]);
+    let gz = dir.path().join("big.log.gz");
+    let (v, o) = tls_json(&["-j", "2", "--count", "clients", path_str(&gz)]);
+    assert_code(&o, 0);
+    assert_eq!(without_inputs(v), without_inputs(want));
+}
+
+#[test]
+fn last_line_without_newline_is_counted() {
+    let dir = util::tempdir();
+    let mut log = util::sample_log();
+    assert_eq!(log.pop(), Some(b'\n'));
+    let f = write(dir.path(), "no-final-newline.log", &log);
+    let (v, o) = tls_json(&[path_str(&f)]);
+    assert_code(&o, 0);
+    assert_eq!(v["lines"]["total"], 79);
+    assert_eq!(v["lines"]["malformed"], 0);
+    let o = tlsgap()
+        .args(["export", "-q", path_str(&f)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let rows = ndjson(&o);
+    assert_eq!(rows.len(), 79);
+    assert_eq!(rows[78]["line"], 79);
+}

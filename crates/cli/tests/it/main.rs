@@ -1,0 +1,14 @@
+//! Integration tests: the real `tlsgap` binary on real and generated files.
+//!
+//! Tests that need outside programs (Apache, nginx, curl, gzip/zstd/bzip2, python3
+//! with pyarrow and duckdb) fail with a message saying what is missing; the
+//! server and Python tests can be skipped, loudly, with `TLSGAP_SKIP_SERVER_TESTS=1`
+//! and `TLSGAP_SKIP_PY_TESTS=1`.
+
+mod export;
+mod inputs;
+mod malformed;
+mod parquet;
+mod real;
+mod tls;
+mod util;

@@ -1,0 +1,242 @@
+//! Parquet output read back by other tools: `scripts/check_parquet.py` reads the file
+//! with pyarrow and with DuckDB and compares it with the NDJSON (or CSV) of the same
+//! input.
+
+use std::path::Path;
+
+use crate::util::{self, assert_code, path_str, stderr, stdout, tlsgap, write};
+
+/// Whether pyarrow and duckdb can be used; fails the test when they cannot, unless
+/// `TLSGAP_SKIP_PY_TESTS=1` (then says so loudly and returns false).
+fn python_ready(test: &str) -> bool {
+    if util::env_is_1("TLSGAP_SKIP_PY_TESTS") {
+        eprintln!(
+            "\n*** SKIPPED: {test} (TLSGAP_SKIP_PY_TESTS=1): Parquet output was NOT read \
+             back with pyarrow/duckdb ***\n"
+        );
+        return false;
+    }
+    let o = std::process::Command::new("python3")
+        .args(["-c", "import pyarrow, pyarrow.parquet, duckdb"])
+        .output();
+    match o {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => panic!(
+            "{test}: python3 cannot import pyarrow and duckdb, which read the Parquet \
+             output back: run `pip install pyarrow duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 \
+             to skip, loudly)\n{}",
+            stderr(&o)
+        ),
+        Err(e) => panic!(
+            "{test}: cannot run python3 ({e}): install python3 and `pip install pyarrow \
+             duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)"
+        ),
+    }
+}
+
+/// `python3 scripts/check_parquet.py PARQUET EXPECTED [extra...]`, failing with its
+/// report.
+#[track_caller]
+fn check_parquet(parquet: &Path, expected: &Path, extra: &[&str]) {
+    let o = std::process::Command::new("python3")
+        .arg(util::repo_root().join("scripts/check_parquet.py"))
+        .arg(parquet)
+        .arg(expected)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "check_parquet.py {} {}:\n{}{}",
+        parquet.display(),
+        expected.display(),
+        stdout(&o),
+        stderr(&o)
+    );
+}
+
+/// Export `log` as Parquet and as NDJSON into `dir` and compare them.
+fn export_and_check(dir: &Path, stem: &str, log: &Path, log_format: &str, jobs: &str) {
+    let parquet = dir.join(format!("{stem}.parquet"));
+    let o = tlsgap()
+        .args([
+            "export",
+            "--format",
+            "parquet",
+            "-q",
+            "-j",
+            jobs,
+            "--log-format",
+            log_format,
+        ])
+        .arg("-o")
+        .arg(&parquet)
+        .arg(log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(o.stdout.is_empty(), "nothing on stdout with -o");
+    let o = tlsgap()
+        .args([
+            "export",
+            "--format",
+            "ndjson",
+            "-q",
+            "-j",
+            jobs,
+            "--log-format",
+            log_format,
+        ])
+        .arg(log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let ndjson = write(dir, &format!("{stem}.ndjson"), &o.stdout);
+    check_parquet(&parquet, &ndjson, &[]);
+}
+
+#[test]
+fn export_parquet_of_the_real_vectors_matches_ndjson() {
+    if !python_ready("export_parquet_of_the_real_vectors_matches_ndjson") {
+        return;
+    }
+    let dir = util::tempdir();
+    let formats: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(util::real_dir().join("formats.json")).unwrap())
+            .unwrap();
+    assert!(formats.len() >= 5);
+    for (name, fmt) in &formats {
+        let log = util::real_dir().join(name);
+        export_and_check(dir.path(), name, &log, fmt.as_str().unwrap(), "2");
+    }
+}
+
+#[test]
+fn export_parquet_of_a_generated_multi_block_log_matches_ndjson() {
+    if !python_ready("export_parquet_of_a_generated_multi_block_log_matches_ndjson") {
+        return;
+    }
+    let dir = util::tempdir();
+    // Two 4 MiB blocks at least: several row groups, and times in four offsets.
+    let g = util::generated_log(9 << 20);
+    let log = write(dir.path(), "big.log", &g.bytes);
+    export_and_check(dir.path(), "big", &log, "combinedssl", "2");
+}
+
+#[test]
+fn export_parquet_keeps_offsets_nulls_and_escaped_bytes() {
+    if !python_ready("export_parquet_keeps_offsets_nulls_and_escaped_bytes") {
+        return;
+    }
+    let dir = util::tempdir();
+    let log = [
+        &br#"192.0.2.7 - "" [21/Nov/2026:18:07:40 -0330] "GET /a\xffb?q=\"x\" HTTP/1.1" 200 - "-" "" TLSv1.3 TLS_AES_128_GCM_SHA256"#[..],
+        b"\n192.0.2.8 - bob [01/Jan/2026:00:00:00 +0545] \"GET /\xe9t\\xc3\\xa9 HTTP/1.1\" 404 12 ",
+        br#""http://r/,\"q\"" "UA, with \"quote\"\nnewline" - -"#,
+        b"\n",
+    ]
+    .concat();
+    let f = write(dir.path(), "hand.log", &log);
+    export_and_check(dir.path(), "hand", &f, "combinedssl", "1");
+    // A format with duration and pid, and nginx escape=json.
+    let formats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(util::real_dir().join("formats.json")).unwrap())
+            .unwrap();
+    let dp = "apache-combinedssl_dp.log";
+    export_and_check(
+        dir.path(),
+        "dp",
+        &util::real_dir().join(dp),
+        formats[dp].as_str().unwrap(),
+        "1",
+    );
+}
+
+#[test]
+fn export_parquet_of_an_empty_input_has_the_schema_and_no_rows() {
+    if !python_ready("export_parquet_of_an_empty_input_has_the_schema_and_no_rows") {
+        return;
+    }
+    let dir = util::tempdir();
+    let f = write(dir.path(), "empty.log", b"");
+    let parquet = dir.path().join("empty.parquet");
+    let o = tlsgap()
+        .args([
+            "export",
+            "--format",
+            "parquet",
+            "-q",
+            "--log-format",
+            "combinedssl",
+            "-o",
+        ])
+        .arg(&parquet)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let none = write(dir.path(), "empty.ndjson", b"");
+    check_parquet(
+        &parquet,
+        &none,
+        &[
+            "--columns",
+            "file,line,client,ident,user,time,request,method,target,http_version,status,\
+             bytes,referer,user_agent,tls_protocol,tls_cipher",
+        ],
+    );
+}
+
+#[test]
+fn tls_parquet_reads_back_with_the_csv_columns() {
+    if !python_ready("tls_parquet_reads_back_with_the_csv_columns") {
+        return;
+    }
+    let dir = util::tempdir();
+    for (name, count) in [
+        ("apache-combinedssl.log", "requests"),
+        ("nginx-json.log", "clients"),
+    ] {
+        let log = util::real_dir().join(name);
+        let parquet = dir.path().join(format!("{name}.{count}.parquet"));
+        let o = tlsgap()
+            .args(["tls", "--format", "parquet", "-q", "--count", count, "-o"])
+            .arg(&parquet)
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let o = tlsgap()
+            .args(["tls", "--format", "csv", "-q", "--count", count])
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let csv = write(dir.path(), &format!("{name}.{count}.csv"), &o.stdout);
+        check_parquet(&parquet, &csv, &[]);
+    }
+}
+
+#[test]
+fn failed_parquet_export_leaves_no_file_behind() {
+    let dir = util::tempdir();
+    let parquet = dir.path().join("out.parquet");
+    let missing = dir.path().join("missing.log");
+    let o = tlsgap()
+        .args([
+            "export",
+            "--format",
+            "parquet",
+            "-o",
+            path_str(&parquet),
+            path_str(&missing),
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

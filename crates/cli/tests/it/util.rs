@@ -1,0 +1,282 @@
+//! Helpers shared by the test modules: running the binary, temporary files, logs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The binary under test.
+pub fn tlsgap() -> Command {
+    Command::cargo_bin("tlsgap").unwrap()
+}
+
+/// Its path, for `std::process::Command` (pipes closed early).
+pub fn tlsgap_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tlsgap"))
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// `testdata/real`.
+pub fn real_dir() -> PathBuf {
+    repo_root().join("testdata/real")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The exit code, failing on death by signal.
+pub fn code(o: &Output) -> i32 {
+    o.status
+        .code()
+        .unwrap_or_else(|| panic!("killed by a signal; stderr:\n{}", stderr(o)))
+}
+
+/// Assert the exit code, showing stderr when it is not the expected one.
+#[track_caller]
+pub fn assert_code(o: &Output, want: i32) {
+    assert_eq!(code(o), want, "exit code; stderr:\n{}", stderr(o));
+}
+
+/// Stdout parsed as one JSON document.
+#[track_caller]
+pub fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+/// Stdout parsed as NDJSON.
+#[track_caller]
+pub fn ndjson(o: &Output) -> Vec<Value> {
+    std::str::from_utf8(&o.stdout)
+        .expect("ndjson output is UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad ndjson line ({e}): {l}")))
+        .collect()
+}
+
+/// A `tls --format json` result without `inputs` (which names the files), so that
+/// results of differently named inputs can be compared.
+pub fn without_inputs(mut v: Value) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        o.remove("inputs");
+    }
+    v
+}
+
+/// `tlsgap tls --format json -q ARGS...`: (result, output).
+pub fn tls_json(args: &[&str]) -> (Value, Output) {
+    let o = tlsgap()
+        .args(["tls", "--format", "json", "-q"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v = if o.stdout.is_empty() {
+        Value::Null
+    } else {
+        json(&o)
+    };
+    (v, o)
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("tlsgap-it-")
+        .tempdir()
+        .unwrap()
+}
+
+/// Write `bytes` to `dir/name`.
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Run an outside program (gzip, zstd, python3...), failing clearly when it is missing.
+#[track_caller]
+pub fn run_tool(program: &str, args: &[&str]) -> Output {
+    let o = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run `{program}` ({e}): it is needed by this test; install it")
+        });
+    assert!(
+        o.status.success(),
+        "`{program} {}` failed: {}",
+        args.join(" "),
+        stderr(&o)
+    );
+    o
+}
+
+/// The small real Apache log used as the "plain" input.
+pub fn sample_log() -> Vec<u8> {
+    std::fs::read(real_dir().join("apache-combinedssl.log")).unwrap()
+}
+
+/// A combinedssl line; `-` as protocol/cipher means plain HTTP.
+pub fn line(client: &str, protocol: &str, cipher: &str) -> String {
+    format!(
+        "{client} - - [21/Nov/2026:18:07:40 +0100] \"GET /x HTTP/1.1\" 200 512 \"-\" \
+         \"Mozilla/5.0 (test)\" {protocol} {cipher}"
+    )
+}
+
+/// A log generated in the test, with what it must count.
+pub struct Generated {
+    pub bytes: Vec<u8>,
+    pub lines: u64,
+    /// (protocol, cipher) -> requests.
+    pub requests: BTreeMap<(String, String), u64>,
+    pub plain_requests: u64,
+    /// (protocol, cipher) -> clients whose first TLS request it was.
+    pub clients: BTreeMap<(String, String), u64>,
+    /// Clients never seen over TLS.
+    pub plain_clients: u64,
+}
+
+const PAIRS: &[(&str, &str)] = &[
+    ("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+    ("TLSv1.3", "TLS_AES_256_GCM_SHA384"),
+    ("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256"),
+    ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+    ("TLSv1.2", "ECDHE-RSA-AES256-GCM-SHA384"),
+    ("TLSv1.2", "AES128-SHA"),
+    ("TLSv1.1", "ECDHE-RSA-AES256-SHA"),
+    ("TLSv1", "DES-CBC3-SHA"),
+    ("-", "-"),
+];
+
+/// About `target_bytes` of combinedssl lines with pseudo-random clients, protocols,
+/// ciphers and times (several offsets), and the counts they must give.
+pub fn generated_log(target_bytes: usize) -> Generated {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    let offsets = ["+0000", "+0100", "-0330", "+0545"];
+    let mut g = Generated {
+        bytes: Vec::with_capacity(target_bytes + 512),
+        lines: 0,
+        requests: BTreeMap::new(),
+        plain_requests: 0,
+        clients: BTreeMap::new(),
+        plain_clients: 0,
+    };
+    let mut first_tls: HashMap<String, Option<(String, String)>> = HashMap::new();
+    let mut i = 0u64;
+    while g.bytes.len() < target_bytes {
+        let r = next();
+        // Later lines bring new clients too, so that "first TLS request" decisions
+        // happen in every block.
+        let client = format!(
+            "10.{}.{}.{}",
+            (i / 20_000) % 256,
+            (r >> 8) % 40,
+            (r >> 16) % 50
+        );
+        let (protocol, cipher) = PAIRS[((r >> 24) % PAIRS.len() as u64) as usize];
+        let ua_pad = "x".repeat(((r >> 32) % 120) as usize);
+        let l = format!(
+            "{client} - - [{:02}/Nov/2026:{:02}:{:02}:{:02} {}] \"GET /page/{i}?q={} HTTP/1.1\" {} {} \
+             \"https://example.org/ref/{}\" \"Mozilla/5.0 (gen; {ua_pad})\" {protocol} {cipher}\n",
+            1 + (r >> 40) % 28,
+            (r >> 45) % 24,
+            (r >> 50) % 60,
+            (r >> 56) % 60,
+            offsets[(r % 4) as usize],
+            r % 1000,
+            [200, 200, 304, 404, 500][((r >> 4) % 5) as usize],
+            (r >> 20) % 100_000,
+            r % 97,
+        );
+        g.bytes.extend_from_slice(l.as_bytes());
+        g.lines += 1;
+        i += 1;
+        let slot = first_tls.entry(client).or_insert(None);
+        if protocol == "-" {
+            g.plain_requests += 1;
+        } else {
+            let pair = (protocol.to_string(), cipher.to_string());
+            *g.requests.entry(pair.clone()).or_default() += 1;
+            if slot.is_none() {
+                *slot = Some(pair);
+            }
+        }
+    }
+    for first in first_tls.into_values() {
+        match first {
+            Some(pair) => *g.clients.entry(pair).or_default() += 1,
+            None => g.plain_clients += 1,
+        }
+    }
+    g
+}
+
+/// (protocol, cipher) -> count from a `tls --format json` result.
+pub fn pair_counts(v: &Value) -> BTreeMap<(String, String), u64> {
+    let mut m = BTreeMap::new();
+    for p in v["protocols"].as_array().unwrap() {
+        let protocol = p["protocol"].as_str().unwrap();
+        let mut sum = 0;
+        for c in p["ciphers"].as_array().unwrap() {
+            let n = c["count"].as_u64().unwrap();
+            sum += n;
+            m.insert(
+                (
+                    protocol.to_string(),
+                    c["cipher"].as_str().unwrap().to_string(),
+                ),
+                n,
+            );
+        }
+        assert_eq!(
+            p["count"].as_u64().unwrap(),
+            sum,
+            "protocol count = sum of its ciphers"
+        );
+    }
+    m
+}
+
+/// Whether an env var is set to `1`.
+pub fn env_is_1(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| v == "1")
+}
+
+/// Find an executable on PATH or in the sbin directories (where apache2/nginx live).
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
