@@ -26,7 +26,7 @@ pub enum CountMode {
 pub struct TlsAgg {
     mode: CountMode,
     pair_index: FxHashMap<Box<[u8]>, u32>,
-    pairs: Vec<(Box<[u8]>, Box<[u8]>)>,
+    pairs: Vec<Pair>,
     counts: Vec<u64>,
     plain: u64,
     /// Client → index of its first TLS pair, or `u32::MAX` if only seen over plain HTTP.
@@ -35,6 +35,9 @@ pub struct TlsAgg {
 }
 
 const PLAIN: u32 = u32::MAX;
+
+/// A (protocol, cipher) pair as logged.
+type Pair = (Box<[u8]>, Box<[u8]>);
 
 impl TlsAgg {
     /// An empty distribution.

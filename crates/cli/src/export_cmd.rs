@@ -26,7 +26,7 @@ struct ExportJob<'f> {
 /// Where rows go, in order.
 enum RowSink<'o> {
     Text(&'o mut output::Output),
-    Parquet(BatchedWriter<&'o mut output::Output>),
+    Parquet(Box<BatchedWriter<&'o mut output::Output>>),
 }
 
 enum Rows {
@@ -137,7 +137,9 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     let mut sink = match kind {
         ExportFormat::Parquet => {
             let empty = FrameBuilder::new(&schema, 0).finish()?;
-            RowSink::Parquet(ParquetWriter::new(&mut out).batched(empty.schema())?)
+            RowSink::Parquet(Box::new(
+                ParquetWriter::new(&mut out).batched(empty.schema())?,
+            ))
         }
         _ => RowSink::Text(&mut out),
     };

@@ -179,7 +179,8 @@ fn invalid_lines_numbers_are_right_across_blocks() {
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .collect();
-    let bad: &[u8] = b"not a log line at all";
+    // A line cut short, as a crash or a full disk leaves it.
+    let bad: &[u8] = &GOOD.as_bytes()[..60];
     // 1-based positions after insertion, in increasing order; the later ones are in
     // the second and third 4 MiB blocks.
     let at = [1usize, 2, 25_001, 40_000, lines.len() + 5];
@@ -208,7 +209,7 @@ fn invalid_lines_numbers_are_right_across_blocks() {
     let got = std::fs::read_to_string(dir.path().join("rejects.txt")).unwrap();
     let want: String = at
         .iter()
-        .map(|p| format!("big.log\t{p}\tmismatch\tnot a log line at all\n"))
+        .map(|p| format!("big.log\t{p}\ttruncated\t{}\n", &GOOD[..60]))
         .collect();
     assert_eq!(got, want);
 

@@ -193,21 +193,27 @@ fn tls_parquet_reads_back_with_the_csv_columns() {
         return;
     }
     let dir = util::tempdir();
+    let formats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(util::real_dir().join("formats.json")).unwrap())
+            .unwrap();
     for (name, count) in [
         ("apache-combinedssl.log", "requests"),
         ("nginx-json.log", "clients"),
     ] {
         let log = util::real_dir().join(name);
         let parquet = dir.path().join(format!("{name}.{count}.parquet"));
+        let fmt = formats[name].as_str().unwrap();
         let o = tlsgap()
             .args(["tls", "--format", "parquet", "-q", "--count", count, "-o"])
             .arg(&parquet)
+            .args(["--log-format", fmt])
             .arg(&log)
             .output()
             .unwrap();
         assert_code(&o, 0);
         let o = tlsgap()
             .args(["tls", "--format", "csv", "-q", "--count", count])
+            .args(["--log-format", fmt])
             .arg(&log)
             .output()
             .unwrap();
