@@ -220,10 +220,10 @@ mod tests {
             [
                 "file",
                 "line",
+                "time",
                 "client",
                 "ident",
                 "user",
-                "time",
                 "request",
                 "method",
                 "target",
@@ -242,15 +242,20 @@ mod tests {
         p.parse(line, &mut rec).unwrap();
         let mut out = Vec::new();
         s.values(&rec, "f.log", 7, &mut out);
-        assert_eq!(out[1], Value::Int(7));
-        assert_eq!(out[2], Value::Text("::1".into()));
-        assert_eq!(out[3], Value::Null);
-        assert_eq!(out[4], Value::Text("".into()), "empty user is not absent");
-        assert_eq!(out[8], Value::Text("/a\\xFFb c".into()));
-        assert_eq!(out[9], Value::Text("HTTP/1.1".into()));
-        assert_eq!(out[10], Value::Int(200));
-        assert_eq!(out[11], Value::Null);
-        assert_eq!(out[13], Value::Text("x \"y\"".into()));
+        let at = |name: &str| &out[names.iter().position(|n| *n == name).unwrap()];
+        assert_eq!(at("line"), &Value::Int(7));
+        assert_eq!(at("client"), &Value::Text("::1".into()));
+        assert_eq!(at("ident"), &Value::Null);
+        assert_eq!(
+            at("user"),
+            &Value::Text("".into()),
+            "empty user is not absent"
+        );
+        assert_eq!(at("target"), &Value::Text("/a\\xFFb c".into()));
+        assert_eq!(at("http_version"), &Value::Text("HTTP/1.1".into()));
+        assert_eq!(at("status"), &Value::Int(200));
+        assert_eq!(at("bytes"), &Value::Int(0), "CLF `-` bytes are zero");
+        assert_eq!(at("user_agent"), &Value::Text("x \"y\"".into()));
     }
 
     #[test]

@@ -63,7 +63,8 @@ pub struct InputArgs {
 
     /// Write malformed lines, verbatim with file, line number and reason, to PATH.
     ///
-    /// Each record is `FILE:LINE:REASON:` followed by the line's bytes and a newline.
+    /// Each record is FILE, LINE and REASON separated by tabs, a tab, then the line's
+    /// bytes as they were, and a newline.
     #[arg(long, value_name = "PATH")]
     pub invalid_lines: Option<PathBuf>,
 

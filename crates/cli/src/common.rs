@@ -50,8 +50,16 @@ pub fn parse_block<'a>(
     let mut parser = LineParser::new(format);
     let mut rec = Record::new(format);
     let mut part = LinePartial::default();
+    // Where a fragment cut off by damaged input ends: it is malformed, however it looks.
+    let fragment_end = (block.cut_tail && !block.data.ends_with(b"\n"))
+        .then(|| block.data.as_ptr() as usize + block.data.len());
     for (i, line) in block.lines().enumerate() {
-        match parser.parse(line, &mut rec) {
+        let result = if fragment_end == Some(line.as_ptr() as usize + line.len()) {
+            Err(Reason::Truncated)
+        } else {
+            parser.parse(line, &mut rec)
+        };
+        match result {
             Ok(()) => {
                 part.stats.ok();
                 on_ok(i as u64, &rec);

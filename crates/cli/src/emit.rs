@@ -90,7 +90,8 @@ impl Emitter<TlsReport> for Table {
             })
             .max()
             .unwrap_or(0);
-        let name_w = longest.max(18).min(WIDTH - fixed);
+        // Wide enough for the total lines' labels.
+        let name_w = longest.max(20).min(WIDTH - fixed);
         writeln!(
             &mut out,
             "{:<name_w$} {:>11}{:>8} {:<12}{:<4}{:<5}",

@@ -26,6 +26,9 @@ pub struct Block {
     pub data: Vec<u8>,
     /// Number of lines in the input before this block, when the job asked for it.
     pub line_base: Option<u64>,
+    /// The input broke off (damaged compressed data) inside the block's last line,
+    /// which is then a fragment, not a line.
+    pub cut_tail: bool,
 }
 
 impl Block {
@@ -251,11 +254,16 @@ fn read_blocks(
             // Reuse a buffer a worker is done with: its bytes are initialised, so
             // growing it to the block size zeroes only the tail.
             let mut buf = recycled.try_recv().unwrap_or_default();
-            buf.clear();
-            buf.extend_from_slice(&carry);
-            let mut filled = buf.len();
+            if buf.len() < carry.len() {
+                buf.resize(carry.len(), 0);
+            }
+            if let Some(head) = buf.get_mut(..carry.len()) {
+                head.copy_from_slice(&carry);
+            }
+            let mut filled = carry.len();
             carry.clear();
             let mut eof = false;
+            let mut damaged = false;
             let mut target = BLOCK_SIZE.max(filled * 2);
             loop {
                 if filled >= target {
@@ -283,6 +291,7 @@ fn read_blocks(
                         let msg = describe_read_error(&input, &e, bytes);
                         set(idx, &|o| o.error = Some(msg.clone()));
                         eof = true;
+                        damaged = true;
                         break;
                     }
                 }
@@ -304,6 +313,7 @@ fn read_blocks(
                     .send(Block {
                         seq,
                         input: idx,
+                        cut_tail: damaged && !buf.ends_with(b"\n"),
                         data: buf,
                         line_base,
                     })
@@ -331,6 +341,7 @@ mod tests {
             input: 0,
             data: d.to_vec(),
             line_base: None,
+            cut_tail: false,
         };
         assert_eq!(b(b"a\nb\n").lines().count(), 2);
         assert_eq!(b(b"a\nb").lines().count(), 2);

@@ -169,15 +169,17 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
         w.finish()?;
     }
     drop(sink);
-    out.finish()?;
     let inputs = common::input_reports(&outcomes);
     if let Some((file, line, reason)) = &bad.strict_hit {
         eprintln!(
             "tlsgap: {}:{line}: malformed line ({reason}); stopping (--strict)",
             escape::terminal(file)
         );
+        // An `-o` file stays unwritten (its temporary file is removed on drop), so a
+        // stopped run never leaves a complete-looking export behind.
         return Ok(ExitCode::from(1));
     }
+    out.finish()?;
     if !cfg.quiet {
         eprintln!("tlsgap: {}", common::summary_line(&stats, &inputs));
     }

@@ -95,7 +95,9 @@ impl<'a> Record<'a> {
     /// The raw bytes of field `idx` as they are in the line, `None` when absent (`-`).
     pub fn raw(&self, idx: usize) -> Option<&'a [u8]> {
         let v = *self.spans.get(idx)?;
-        if v == b"-" {
+        // nginx `escape=json` writes a variable it cannot find as "" (not `-`), and
+        // cannot tell it from a value sent empty: both are absent.
+        if v == b"-" || (v.is_empty() && self.format.escaping == Escaping::NginxJson) {
             None
         } else {
             Some(v)
@@ -132,6 +134,11 @@ impl<'a> Record<'a> {
 
     /// Field `idx` as an integer.
     pub fn int(&self, idx: usize) -> Option<u64> {
+        if self.spans.get(idx).copied() == Some(&b"-"[..])
+            && self.format.fields.get(idx).is_some_and(|f| f.dash_is_zero)
+        {
+            return Some(0);
+        }
         time::parse_u64(self.raw(idx)?)
     }
 
@@ -226,12 +233,10 @@ type Span = std::ops::Range<usize>;
 pub fn split_request(req: &[u8]) -> Option<(Span, Span, Option<Span>)> {
     let sp = memchr::memchr(b' ', req)?;
     let method = req.get(..sp)?;
-    if method.is_empty()
-        || method.len() > 32
-        || !method
-            .iter()
-            .all(|b| b.is_ascii_uppercase() || *b == b'-' || *b == b'_')
-    {
+    // A method is an RFC 9110 token (`get` is legal, if odd); escaped bytes (`\x16`
+    // of a TLS hello sent to a plain port) are not.
+    let tchar = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
+    if method.is_empty() || method.len() > 32 || !method.iter().all(tchar) {
         return None;
     }
     let rest = req.get(sp + 1..)?;
@@ -359,7 +364,7 @@ impl<'f> LineParser<'f> {
                     let next = self.next_lit.get(i).copied().flatten();
                     let from = resume.take().unwrap_or(pos);
                     match find_end(field, format.escaping, line, pos, from, next) {
-                        None => Err(if from > pos {
+                        None => Err(if from > pos || !can_start(field, line, pos) {
                             Reason::Mismatch
                         } else {
                             Reason::Truncated
@@ -585,6 +590,16 @@ fn retryable(field: &Field, next: Option<&[u8]>) -> bool {
     match next {
         None => false,
         Some(lit) => field.raw_ok || (field.kind == Kind::Text && lit.first() != Some(&b'"')),
+    }
+}
+
+/// Whether a field can start at `pos` (a bracketed time needs its `[`).
+fn can_start(field: &Field, line: &[u8], pos: usize) -> bool {
+    match field.kind {
+        Kind::Time(TimeSpec::Clf { brackets: true }) => {
+            pos >= line.len() || line.get(pos) == Some(&b'[')
+        }
+        _ => true,
     }
 }
 

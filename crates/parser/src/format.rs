@@ -73,10 +73,10 @@ pub enum Role {
 impl Role {
     /// Every role, in the order of the canonical export columns.
     pub const ALL: [Role; 19] = [
+        Role::Time,
         Role::Client,
         Role::Ident,
         Role::User,
-        Role::Time,
         Role::Request,
         Role::Method,
         Role::Target,
@@ -120,6 +120,7 @@ impl Role {
     }
 
     fn index(self) -> usize {
+        // The discriminant, not the position in ALL: stable whatever the column order.
         self as usize
     }
 }
@@ -143,6 +144,8 @@ pub struct Field {
     pub raw_ok: bool,
     /// Apache `%u` writes an empty user as `""` outside any quotes.
     pub empty_as_quotes: bool,
+    /// CLF byte counts (`%b`) write zero as `-`: the value is 0, not absent.
+    pub dash_is_zero: bool,
 }
 
 /// A piece of a compiled format.
@@ -332,6 +335,7 @@ impl Format {
                         micros_per_unit: spec.micros_per_unit,
                         raw_ok: spec.raw_ok || escaping == Escaping::None,
                         empty_as_quotes: spec.empty_as_quotes,
+                        dash_is_zero: spec.dash_is_zero,
                     });
                     positions.push(pos);
                     items.push(Item::Field(idx));
@@ -410,6 +414,7 @@ struct FieldSpec {
     micros_per_unit: Option<u64>,
     raw_ok: bool,
     empty_as_quotes: bool,
+    dash_is_zero: bool,
 }
 
 impl FieldSpec {
@@ -422,6 +427,7 @@ impl FieldSpec {
             micros_per_unit: None,
             raw_ok: false,
             empty_as_quotes: false,
+            dash_is_zero: false,
         }
     }
 }
@@ -687,7 +693,11 @@ fn apache_field(dir: &str, letter: &str, arg: Option<&str>) -> Result<FieldSpec,
         ("q", _) => f(Text, &[R::Query], "query_string"),
         ("H", _) => f(Token, &[R::HttpVersion], "request_protocol"),
         ("s", _) => f(Int, &[R::Status], "status_original"),
-        ("b", _) => f(Int, &[R::Bytes], "bytes_clf"),
+        ("b", _) => {
+            let mut s = f(Int, &[R::Bytes], "bytes_clf");
+            s.dash_is_zero = true;
+            s
+        }
         ("B", _) => f(Int, &[R::Bytes], "bytes_body"),
         ("O", _) => f(Int, &[R::Bytes], "bytes_out"),
         ("I", _) => f(Int, &[], "bytes_in"),

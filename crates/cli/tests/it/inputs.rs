@@ -119,6 +119,25 @@ fn missing_file_next_to_a_good_one_exits_1_and_keeps_the_good_counts() {
     assert!(v["inputs"][1]["error"].is_string(), "{}", v["inputs"]);
     assert_eq!(v["inputs"][0]["error"], Value::Null);
     assert_eq!(without_inputs(v), want);
+
+    // Missing first: the format is still detected from the good one.
+    let o = tlsgap()
+        .args([
+            "tls",
+            "--format",
+            "json",
+            path_str(&missing),
+            path_str(&good),
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("log format: combinedssl"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(without_inputs(util::json(&o)), want);
 }
 
 #[test]
@@ -188,6 +207,51 @@ fn check_truncated(tool: &[&str], ext: &str) {
         v["lines"]
     );
     assert!(v["inputs"][0]["error"].is_string(), "{}", v["inputs"]);
+
+    // The rows counted are exactly the first lines of the file.
+    let export = |f: &std::path::Path| {
+        let o = tlsgap()
+            .args(["export", "-q", "--log-format", "combinedssl", path_str(f)])
+            .output()
+            .unwrap();
+        let mut rows = ndjson(&o);
+        for r in &mut rows {
+            r.as_object_mut().unwrap().remove("file");
+        }
+        (rows, o)
+    };
+    let (cut_rows, o) = export(&cut);
+    assert_code(&o, 1);
+    let (full_rows, o) = export(&plain);
+    assert_code(&o, 0);
+    assert_eq!(cut_rows.len() as u64, parsed);
+    // All but the last: the line the damage cut may wrongly parse (see
+    // `partial_line_cut_by_compressed_damage_is_not_counted_as_parsed`).
+    let whole = cut_rows.len() - 1;
+    assert!(
+        cut_rows[..whole] == full_rows[..whole],
+        "rows before the damage differ"
+    );
+
+    // If the message gives the bytes decoded before the damage, they cover at least
+    // the whole lines counted (regression: it gave the bytes before the last read).
+    if let Some(n) = err
+        .split("after ")
+        .nth(1)
+        .and_then(|rest| rest.split(" bytes").next())
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let counted: usize = g
+            .bytes
+            .split(|&b| b == b'\n')
+            .take(whole)
+            .map(|l| l.len() + 1)
+            .sum();
+        assert!(
+            n >= counted,
+            "{n} bytes reported, {counted} bytes counted: {err}"
+        );
+    }
 }
 
 #[test]
@@ -203,6 +267,32 @@ fn truncated_zstd_exits_1_and_counts_lines_before_the_damage() {
 #[test]
 fn truncated_bzip2_exits_1_and_counts_lines_before_the_damage() {
     check_truncated(&["bzip2", "-k", "-f"], "bz2");
+}
+
+/// The line the damage cut in two is not a complete line, even when what is left of
+/// it fits the format (cut inside the last field: `AES128-SHA256` -> `AES128-SHA`).
+#[test]
+fn partial_line_cut_by_compressed_damage_is_not_counted_as_parsed() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let good = "192.0.2.1 - - [21/Nov/2026:18:07:40 +0100] \"GET / HTTP/1.1\" 200 512 \"-\" \
+                \"curl/8.0\" TLSv1.2 AES128-SHA256\n";
+    // First gzip member: three lines and the start of a fourth, cut in the cipher.
+    let first = [good.repeat(3).as_str(), &good[..good.len() - 4]].concat();
+    let f = write(d, "first", first.as_bytes());
+    util::run_tool("gzip", &["-f", path_str(&f)]);
+    let mut damaged = std::fs::read(d.join("first.gz")).unwrap();
+    // Second member: only its 10-byte header, then the file ends.
+    damaged.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
+    let f = write(d, "damaged.log.gz", &damaged);
+    let (v, o) = tls_json(&["--log-format", "combinedssl", path_str(&f)]);
+    assert_code(&o, 1);
+    assert_eq!(v["lines"]["parsed"], 3, "{}", v["lines"]);
+    assert_eq!(v["total"], 3);
+    assert_eq!(
+        util::pair_counts(&v).into_keys().collect::<Vec<_>>(),
+        [("TLSv1.2".to_string(), "AES128-SHA256".to_string())]
+    );
 }
 
 #[test]
@@ -320,4 +410,38 @@ fn last_line_without_newline_is_counted() {
     let rows = ndjson(&o);
     assert_eq!(rows.len(), 79);
     assert_eq!(rows[78]["line"], 79);
+}
+
+/// A line longer than a whole 4 MiB block (a giant User-Agent) is still one line.
+#[test]
+fn line_longer_than_a_block_is_one_line() {
+    let dir = util::tempdir();
+    let short = util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256") + "\n";
+    let giant = short.replace("Mozilla/5.0 (test)", &"U".repeat(9 << 20));
+    let log = [short.repeat(3), giant, short.repeat(2)].concat();
+    let f = write(dir.path(), "giant.log", log.as_bytes());
+    for j in ["1", "2"] {
+        let (v, o) = tls_json(&["-j", j, "--log-format", "combinedssl", path_str(&f)]);
+        assert_code(&o, 0);
+        assert_eq!(v["lines"]["total"], 6, "-j{j}");
+        assert_eq!(v["lines"]["parsed"], 6, "-j{j}");
+        assert_eq!(v["total"], 6, "-j{j}");
+    }
+    let o = tlsgap()
+        .args([
+            "export",
+            "-q",
+            "-j",
+            "2",
+            "--log-format",
+            "combinedssl",
+            path_str(&f),
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let rows = ndjson(&o);
+    let lines: Vec<u64> = rows.iter().map(|r| r["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(rows[3]["user_agent"].as_str().unwrap().len(), 9 << 20);
 }

@@ -10,9 +10,9 @@ use crate::util::{self, assert_code, path_str, stderr, stdout, tlsgap, write};
 /// `TLSGAP_SKIP_PY_TESTS=1` (then says so loudly and returns false).
 fn python_ready(test: &str) -> bool {
     if util::env_is_1("TLSGAP_SKIP_PY_TESTS") {
-        eprintln!(
-            "\n*** SKIPPED: {test} (TLSGAP_SKIP_PY_TESTS=1): Parquet output was NOT read \
-             back with pyarrow/duckdb ***\n"
+        util::loud_skip(
+            test,
+            "TLSGAP_SKIP_PY_TESTS=1: Parquet output was NOT read back with pyarrow/duckdb",
         );
         return false;
     }
@@ -181,7 +181,7 @@ fn export_parquet_of_an_empty_input_has_the_schema_and_no_rows() {
         &none,
         &[
             "--columns",
-            "file,line,client,ident,user,time,request,method,target,http_version,status,\
+            "file,line,time,client,ident,user,request,method,target,http_version,status,\
              bytes,referer,user_agent,tls_protocol,tls_cipher",
         ],
     );

@@ -8,33 +8,6 @@ use serde_json::Value;
 
 use crate::util::{self, assert_code, ndjson, path_str, tls_json, tlsgap};
 
-/// How strictly to compare.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Every expected key must match.
-    Exact,
-    /// Differences that are known, reported bugs are listed but do not fail.
-    KnownBugsAllowed,
-}
-
-/// The known bugs a difference is an instance of, if any (see the ignored tests in
-/// `export.rs` named after them).
-fn known_bug(format: &str, key: &str, expected: &Value, actual: &Value) -> Option<&'static str> {
-    if key == "bytes" && expected == &Value::from(0) && actual.is_null() {
-        return Some("clf_dash_body_bytes_export_as_zero");
-    }
-    if matches!(key, "method" | "target" | "http_version")
-        && actual.is_null()
-        && !expected.is_null()
-    {
-        return Some("lowercase_method_is_split_from_request_line");
-    }
-    if format.contains("escape=json") && expected.is_null() && actual == &Value::from("") {
-        return Some("nginx_escape_json_empty_value_exports_as_null");
-    }
-    None
-}
-
 /// The logs of `dir` (sorted) with their format from `formats.json`.
 fn logs_in(dir: &Path) -> Vec<(PathBuf, String)> {
     let formats: BTreeMap<String, String> = serde_json::from_slice(
@@ -75,10 +48,9 @@ fn expected_rows(log: &Path) -> Vec<Value> {
 }
 
 /// Check every log of `dir` against its expected rows; returns the differences that
-/// fail under `mode` (known-bug differences are printed to stderr).
-fn check_dir(dir: &Path, mode: Mode) -> Vec<String> {
+/// differ from what was sent.
+fn check_dir(dir: &Path) -> Vec<String> {
     let mut failures = Vec::new();
-    let mut known: BTreeMap<&'static str, usize> = BTreeMap::new();
     for (log, format) in logs_in(dir) {
         let name = log.file_name().unwrap().to_str().unwrap().to_string();
         let expected = expected_rows(&log);
@@ -124,12 +96,7 @@ fn check_dir(dir: &Path, mode: Mode) -> Vec<String> {
                         "no such key".into()
                     }
                 );
-                match known_bug(&format, key, want, got) {
-                    Some(bug) if mode == Mode::KnownBugsAllowed => {
-                        *known.entry(bug).or_default() += 1;
-                    }
-                    _ => failures.push(msg),
-                }
+                failures.push(msg);
             }
         }
 
@@ -160,9 +127,6 @@ fn check_dir(dir: &Path, mode: Mode) -> Vec<String> {
             ));
         }
     }
-    for (bug, n) in &known {
-        eprintln!("known bug {bug}: {n} differences in {}", dir.display());
-    }
     failures
 }
 
@@ -176,17 +140,11 @@ fn assert_no_failures(failures: &[String]) {
     );
 }
 
+/// Regression: Apache `%b` `-` exported as null, lowercase methods were not split
+/// from `%r`, nginx `escape=json` empty values exported as "".
 #[test]
-fn checked_in_real_vectors_match_expected_apart_from_known_bugs() {
-    assert_no_failures(&check_dir(&util::real_dir(), Mode::KnownBugsAllowed));
-}
-
-#[test]
-#[ignore = "bug: Apache `%b` `-` exports as null (expected 0), a lowercase method is not \
-            split from %r, nginx escape=json `\"\"` exports as \"\" (expected null); \
-            see the ignored tests in export.rs"]
 fn checked_in_real_vectors_match_expected_exactly() {
-    assert_no_failures(&check_dir(&util::real_dir(), Mode::Exact));
+    assert_no_failures(&check_dir(&util::real_dir()));
 }
 
 /// Fresh lines from real servers: `scripts/real-vectors.py` starts Apache and nginx on
@@ -194,9 +152,9 @@ fn checked_in_real_vectors_match_expected_exactly() {
 #[test]
 fn fresh_real_vectors_from_real_servers_match_expected() {
     if util::env_is_1("TLSGAP_SKIP_SERVER_TESTS") {
-        eprintln!(
-            "\n*** SKIPPED: fresh_real_vectors_from_real_servers_match_expected \
-             (TLSGAP_SKIP_SERVER_TESTS=1): real Apache/nginx lines were NOT checked ***\n"
+        util::loud_skip(
+            "fresh_real_vectors_from_real_servers_match_expected",
+            "TLSGAP_SKIP_SERVER_TESTS=1: fresh lines from real Apache/nginx were NOT checked",
         );
         return;
     }
@@ -229,7 +187,7 @@ fn fresh_real_vectors_from_real_servers_match_expected() {
         util::stdout(&o),
         util::stderr(&o)
     );
-    assert_no_failures(&check_dir(&out, Mode::KnownBugsAllowed));
+    assert_no_failures(&check_dir(&out));
 }
 
 /// Whether the tests run as root (`id -u`).

@@ -312,6 +312,44 @@ fn table_snapshot() {
     }
 }
 
+/// With short cipher names the name column is narrower than "TLS total (requests)":
+/// the totals must still line up with the counts above them.
+#[test]
+fn table_totals_line_up_with_counts_when_names_are_short() {
+    let dir = util::tempdir();
+    let log = [
+        line("192.0.2.1", "TLSv1.2", "AES128-SHA"),
+        line("192.0.2.2", "-", "-"),
+    ]
+    .join("\n");
+    write(dir.path(), "short.log", log.as_bytes());
+    for count in ["requests", "clients"] {
+        let o = tlsgap()
+            .current_dir(dir.path())
+            .args([
+                "tls",
+                "--count",
+                count,
+                "--log-format",
+                "combinedssl",
+                "short.log",
+            ])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let out = stdout(&o);
+        let header = out.lines().next().unwrap();
+        let right_edge = header.find(count).unwrap() + count.len();
+        for l in out.lines().skip(1).take_while(|l| !l.is_empty()) {
+            // The count's last digit sits under the header's last letter.
+            let b = l.as_bytes();
+            let aligned = b.get(right_edge - 1).is_some_and(u8::is_ascii_digit)
+                && b.get(right_edge).is_none_or(|c| *c == b' ');
+            assert!(aligned, "count not under {count:?}:\n{out}");
+        }
+    }
+}
+
 /// Control bytes from a log (or a file name) must never reach a terminal raw.
 #[test]
 fn hostile_bytes_never_reach_the_table_raw() {
@@ -510,6 +548,55 @@ fn parquet_without_output_path_exits_2() {
             assert!(o.stdout.is_empty(), "{cmd}: no Parquet on stdout");
         }
     }
+}
+
+#[test]
+fn output_file_gets_the_result_and_stdout_stays_empty() {
+    let dir = util::tempdir();
+    let f = hand_log(dir.path());
+    let out = dir.path().join("result.json");
+    let o = tlsgap()
+        .args([
+            "tls",
+            "--format",
+            "json",
+            "-q",
+            "--log-format",
+            "combinedssl",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(o.stdout.is_empty());
+    let (want, _) = tls_json(&["--log-format", "combinedssl", path_str(&f)]);
+    let got: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(got, want);
+    // `-o -` is standard output.
+    let o = tlsgap()
+        .args([
+            "tls",
+            "--format",
+            "json",
+            "-q",
+            "--log-format",
+            "combinedssl",
+            "-o",
+            "-",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(util::json(&o), want);
+    // No temporary file is left next to the result.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
 }
 
 #[test]

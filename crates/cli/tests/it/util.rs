@@ -267,6 +267,13 @@ pub fn pair_counts(v: &Value) -> BTreeMap<(String, String), u64> {
     m
 }
 
+/// Say on the real stderr (not the test harness's captured one) that a test was
+/// skipped, so that a skip is never silent.
+pub fn loud_skip(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n*** SKIPPED: {test}: {why} ***\n");
+}
+
 /// Whether an env var is set to `1`.
 pub fn env_is_1(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| v == "1")
