@@ -379,7 +379,21 @@ impl<'f> LineParser<'f> {
                                 });
                             }
                             let value = line.get(pos..end).unwrap_or(&[]);
-                            match self.check(field, value, &mut frac) {
+                            let checked = if value.is_empty()
+                                && field.kind == Kind::Token
+                                && format.escaping != Escaping::NginxJson
+                            {
+                                // Servers write `-` for a missing token, never nothing: an
+                                // empty one at the end is a line cut short.
+                                Err(if end == line.len() {
+                                    Reason::Truncated
+                                } else {
+                                    Reason::Mismatch
+                                })
+                            } else {
+                                self.check(field, value, &mut frac)
+                            };
+                            match checked {
                                 Ok(ts) => {
                                     if let (Some(ts), None) = (ts, rec.time) {
                                         rec.time = Some(ts);
@@ -646,4 +660,58 @@ fn unescaped_quotes(line: &[u8], escaping: Escaping) -> usize {
         }
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(format: &str, line: &[u8]) -> Result<Vec<Option<Vec<u8>>>, Reason> {
+        let f = Format::compile(format).unwrap();
+        let mut p = LineParser::new(&f);
+        let mut rec = Record::new(&f);
+        p.parse(line, &mut rec)?;
+        Ok((0..f.fields.len())
+            .map(|i| rec.value(i).map(|v| v.into_owned()))
+            .collect())
+    }
+
+    const OK: &[u8] = br#"192.0.2.7 - - [21/Nov/2026:18:07:40 +0000] "GET / HTTP/1.1" 200 5 "-" "ua" TLSv1.3 TLS_AES_128_GCM_SHA256"#;
+
+    #[test]
+    fn line_cut_after_the_protocol_is_truncated_not_an_empty_cipher() {
+        let cut = br#"192.0.2.7 - - [21/Nov/2026:18:07:40 +0000] "GET / HTTP/1.1" 200 5 "-" "ua" TLSv1.3 "#;
+        assert_eq!(parse("combinedssl", cut), Err(Reason::Truncated));
+    }
+
+    #[test]
+    fn crlf_is_not_malformed_and_blank_is_empty() {
+        let mut crlf = OK.to_vec();
+        crlf.extend_from_slice(b"\r");
+        assert!(parse("combinedssl", &crlf).is_ok());
+        assert_eq!(parse("combinedssl", b"  "), Err(Reason::Empty));
+    }
+
+    #[test]
+    fn prose_is_a_mismatch_not_a_truncation() {
+        assert_eq!(
+            parse("combinedssl", b"not a log line at all"),
+            Err(Reason::Mismatch)
+        );
+    }
+
+    #[test]
+    fn raw_quote_in_ssl_variable_before_2_4_64() {
+        // mod_ssl values were written unescaped: a quoted %x with a raw quote inside.
+        let fmt = r#"%h "%{SSL_CLIENT_S_DN}x" %>s"#;
+        let v = parse(fmt, br#"192.0.2.7 "CN=a "quoted" name,O=x" 200"#).unwrap();
+        assert_eq!(v[1].as_deref(), Some(&br#"CN=a "quoted" name,O=x"#[..]));
+    }
+
+    #[test]
+    fn apache_user_with_spaces_and_brackets() {
+        let line = br#"192.0.2.7 - bob [x] y [21/Nov/2026:18:07:40 +0000] "GET / HTTP/1.1" 401 5 "-" "ua" - -"#;
+        let v = parse("combinedssl", line).unwrap();
+        assert_eq!(v[2].as_deref(), Some(&b"bob [x] y"[..]));
+    }
 }

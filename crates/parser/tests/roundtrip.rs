@@ -672,8 +672,9 @@ proptest! {
     #[test]
     fn nginx_json_round_trips(r in req(true)) {
         let f = compile(NGINX_JSON);
-        // Absent values are empty strings in JSON logs.
-        let or_empty = |v: Option<Vec<u8>>| Some(v.unwrap_or_default());
+        // nginx writes absent values as "" in JSON logs and cannot tell them from empty
+        // ones: both read back as absent.
+        let or_empty = |v: Option<Vec<u8>>| v.filter(|b| !b.is_empty());
         let ms = r.duration_us / 1000;
         let expect = vec![
             (Role::Client, some(r.client.as_bytes())),
