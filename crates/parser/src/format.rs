@@ -297,7 +297,7 @@ impl Format {
         let mut fields: Vec<Field> = Vec::new();
         let mut roles = [None; Role::ALL.len()];
         let mut positions = Vec::new();
-        let mut taken = std::collections::HashSet::new();
+        let mut taken = std::collections::HashMap::new();
         for (item, pos) in raw_items {
             match item {
                 RawItem::Lit(bytes) => {
@@ -390,17 +390,22 @@ impl Format {
     }
 }
 
-fn unique_name(taken: &mut std::collections::HashSet<String>, base: String) -> String {
-    let name = if taken.contains(&base) {
-        (2..)
-            .map(|n| format!("{base}_{n}"))
-            .find(|cand| !taken.contains(cand))
-            .unwrap_or(base)
-    } else {
-        base
-    };
-    taken.insert(name.clone());
-    name
+/// A column name not taken yet: `base`, else `base_2`, `base_3`… Remembers the next
+/// suffix per base so that many repeats stay linear.
+fn unique_name(taken: &mut std::collections::HashMap<String, usize>, base: String) -> String {
+    if !taken.contains_key(&base) {
+        taken.insert(base.clone(), 2);
+        return base;
+    }
+    loop {
+        let n = taken.get(&base).copied().unwrap_or(2);
+        taken.insert(base.clone(), n + 1);
+        let cand = format!("{base}_{n}");
+        if !taken.contains_key(&cand) {
+            taken.insert(cand.clone(), 2);
+            return cand;
+        }
+    }
 }
 
 /// A field before roles are assigned.
