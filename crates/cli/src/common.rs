@@ -221,6 +221,20 @@ impl BadLineSink {
         Ok(true)
     }
 
+    /// Under `--strict`, say where the first malformed line is; true if there was one.
+    pub fn report_strict_hit(&self) -> bool {
+        match &self.strict_hit {
+            Some((file, line, reason)) => {
+                eprintln!(
+                    "tlsgap: {}:{line}: malformed line ({reason}); stopping (--strict)",
+                    escape::terminal(file)
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Flush the file.
     pub fn finish(&mut self) -> Result<()> {
         if let Some(out) = self.out.as_mut() {

@@ -134,7 +134,9 @@ pub fn run<J: Job>(
     let workers = jobs.max(1);
     let (block_tx, block_rx) = mpsc::sync_channel::<Block>(workers * 2);
     let block_rx = Arc::new(Mutex::new(block_rx));
-    let (out_tx, out_rx) = mpsc::channel::<(u64, BlockMeta, J::Out)>();
+    // Bounded too, so that a slow writer (Parquet compression on this thread) holds the
+    // workers back instead of letting finished blocks pile up in memory.
+    let (out_tx, out_rx) = mpsc::sync_channel::<(u64, BlockMeta, J::Out)>(workers * 2);
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     let count = job.needs_line_base();
     std::thread::scope(|s| {
@@ -164,7 +166,7 @@ pub fn run<J: Job>(
 fn work<J: Job>(
     job: &J,
     rx: &Mutex<Receiver<Block>>,
-    tx: &mpsc::Sender<(u64, BlockMeta, J::Out)>,
+    tx: &SyncSender<(u64, BlockMeta, J::Out)>,
     recycle: &mpsc::Sender<Vec<u8>>,
 ) {
     loop {

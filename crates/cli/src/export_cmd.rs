@@ -170,11 +170,7 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     }
     drop(sink);
     let inputs = common::input_reports(&outcomes);
-    if let Some((file, line, reason)) = &bad.strict_hit {
-        eprintln!(
-            "tlsgap: {}:{line}: malformed line ({reason}); stopping (--strict)",
-            escape::terminal(file)
-        );
+    if bad.report_strict_hit() {
         // An `-o` file stays unwritten (its temporary file is removed on drop), so a
         // stopped run never leaves a complete-looking export behind.
         return Ok(ExitCode::from(1));

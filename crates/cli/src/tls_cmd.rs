@@ -86,11 +86,7 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
         },
     )?;
     let inputs = common::input_reports(&outcomes);
-    if let Some((file, line, reason)) = &bad.strict_hit {
-        eprintln!(
-            "tlsgap: {}:{line}: malformed line ({reason}); stopping (--strict)",
-            crate::escape::terminal(file)
-        );
+    if bad.report_strict_hit() {
         return Ok(ExitCode::from(1));
     }
     let summary = common::summary_line(&stats, &inputs);
