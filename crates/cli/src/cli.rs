@@ -31,6 +31,18 @@ pub enum Command {
     /// referer, user_agent, tls_protocol, tls_cipher, duration_us, pid, vhost), then
     /// the format's other fields by name.
     Export(ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// For example: `tlsgap completions bash > /etc/bash_completion.d/tlsgap`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), generated from these same definitions.
+    ///
+    /// For example: `tlsgap man > /usr/local/share/man/man1/tlsgap.1`.
+    Man,
 }
 
 /// Flags shared by every command that reads access logs.

@@ -24,6 +24,16 @@ pub fn run() -> Result<ExitCode> {
     match cli.command {
         Command::Tls(args) => tls_cmd::run(args),
         Command::Export(args) => export_cmd::run(args),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "tlsgap", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -650,3 +650,16 @@ fn closed_stdout_pipe_is_not_an_error() {
     closed_pipe(&["export", "--format", "ndjson"], true);
     closed_pipe(&["export", "--format", "csv", "-j", "2"], true);
 }
+
+/// Completions and the manual page come from the same clap definitions.
+#[test]
+fn completions_and_man_page_are_generated() {
+    let o = tlsgap().args(["completions", "bash"]).output().unwrap();
+    assert_code(&o, 0);
+    let s = stdout(&o);
+    assert!(s.contains("tlsgap") && s.contains("--log-format"), "{s}");
+    let o = tlsgap().arg("man").output().unwrap();
+    assert_code(&o, 0);
+    let s = stdout(&o);
+    assert!(s.contains(".TH tlsgap") && s.contains("export"), "{s}");
+}
