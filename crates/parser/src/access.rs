@@ -349,7 +349,7 @@ impl<'f> LineParser<'f> {
                 }
                 Some(Item::Lit(lit)) => {
                     let rest = line.get(pos..).unwrap_or(&[]);
-                    if rest.starts_with(lit) {
+                    if has_prefix(rest, lit) {
                         pos += lit.len();
                         i += 1;
                         Ok(())
@@ -587,7 +587,7 @@ fn find_end(
         // ` [`): the value ends where the whole literal follows.
         let mut off = 0;
         while let Some(p) = memchr::memchr(first, hay.get(off..)?) {
-            if hay.get(off + p..)?.starts_with(lit) {
+            if has_prefix(hay.get(off + p..)?, lit) {
                 return Some(from + off + p);
             }
             off += p + 1;
@@ -595,6 +595,13 @@ fn find_end(
         return None;
     }
     memchr::memchr(first, hay).map(|p| from + p)
+}
+
+/// `hay.starts_with(lit)` for the short literals of log formats, without a call to
+/// `memcmp` (literals are one to three bytes; the call costs more than the compare).
+#[inline]
+fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
+    hay.len() >= lit.len() && hay.iter().zip(lit).all(|(a, b)| a == b)
 }
 
 /// Whether a field may end at a later delimiter than the first one: raw-capable
