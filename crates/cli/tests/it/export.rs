@@ -148,10 +148,7 @@ fn ndjson_rows_have_the_contract_keys_types_and_values() {
 #[test]
 fn ndjson_has_duration_and_pid_as_integers() {
     let f = util::real_dir().join("apache-combinedssl_dp.log");
-    let formats: Value =
-        serde_json::from_slice(&std::fs::read(util::real_dir().join("formats.json")).unwrap())
-            .unwrap();
-    let fmt = formats["apache-combinedssl_dp.log"].as_str().unwrap();
+    let fmt = &util::real_format("apache-combinedssl_dp.log");
     let o = tlsgap()
         .args(["export", "-q", "--log-format", fmt, path_str(&f)])
         .output()
@@ -354,10 +351,7 @@ fn nginx_escape_json_empty_value_exports_as_null() {
         br#"{"time":"2026-11-21T22:13:08+00:00","remote_addr":"127.0.0.1","remote_user":"","request":"GET /?id=1 HTTP/1.1","status":200,"body_bytes_sent":52,"http_referer":"","http_user_agent":"curl/7.88.1","ssl_protocol":"","ssl_cipher":"","request_time":0.000}
 "#,
     );
-    let formats: Value =
-        serde_json::from_slice(&std::fs::read(util::real_dir().join("formats.json")).unwrap())
-            .unwrap();
-    let fmt = formats["nginx-json.log"].as_str().unwrap();
+    let fmt = &util::real_format("nginx-json.log");
     let o = tlsgap()
         .args(["export", "-q", "--log-format", fmt, path_str(&f)])
         .output()

@@ -291,19 +291,17 @@ fn table_snapshot() {
     let dir = util::tempdir();
     hand_log(dir.path());
     for (name, count) in [("table_requests", "requests"), ("table_clients", "clients")] {
-        let o = tlsgap()
-            .current_dir(dir.path())
-            .args([
+        let o = util::run_ok_in(
+            dir.path(),
+            &[
                 "tls",
                 "--count",
                 count,
                 "--log-format",
                 "combinedssl",
                 "hand.log",
-            ])
-            .output()
-            .unwrap();
-        assert_code(&o, 0);
+            ],
+        );
         let out = stdout(&o);
         for l in out.lines() {
             assert!(l.chars().count() <= 80, "wider than 80 columns: {l:?}");
@@ -324,19 +322,17 @@ fn table_totals_line_up_with_counts_when_names_are_short() {
     .join("\n");
     write(dir.path(), "short.log", log.as_bytes());
     for count in ["requests", "clients"] {
-        let o = tlsgap()
-            .current_dir(dir.path())
-            .args([
+        let o = util::run_ok_in(
+            dir.path(),
+            &[
                 "tls",
                 "--count",
                 count,
                 "--log-format",
                 "combinedssl",
                 "short.log",
-            ])
-            .output()
-            .unwrap();
-        assert_code(&o, 0);
+            ],
+        );
         let out = stdout(&o);
         let header = out.lines().next().unwrap();
         let right_edge = header.find(count).unwrap() + count.len();

@@ -287,3 +287,17 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         .map(|d| d.join(name))
         .find(|p| p.is_file())
 }
+
+/// The format a checked-in real log was written with (`testdata/real/formats.json`).
+pub fn real_format(log_name: &str) -> String {
+    let formats: Value =
+        serde_json::from_slice(&std::fs::read(real_dir().join("formats.json")).unwrap()).unwrap();
+    formats[log_name].as_str().unwrap().to_string()
+}
+
+/// Run `tlsgap ARGS` in `dir` and require exit code 0.
+pub fn run_ok_in(dir: &Path, args: &[&str]) -> Output {
+    let o = tlsgap().current_dir(dir).args(args).output().unwrap();
+    assert_code(&o, 0);
+    o
+}
