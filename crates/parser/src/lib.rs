@@ -26,6 +26,7 @@
 pub mod access;
 pub mod detect;
 pub mod format;
+pub mod strace;
 pub mod time;
 pub mod unescape;
 

@@ -1,0 +1,15 @@
+//! What tlsgap knows about TLS cipher suites: a checked-in catalogue (IANA code points,
+//! IANA and OpenSSL names, algorithms, bits, verdict), the verdict rules, an evaluator
+//! of OpenSSL cipher strings (`HIGH:!aNULL:!MD5`, ...) and the TLS policies `whatif`
+//! tests traffic against (Mozilla profiles, Apache and nginx directives).
+//!
+//! No I/O, no dependencies beyond serde: the catalogue is compiled in.
+
+pub mod catalogue;
+pub mod cipherstring;
+pub mod policy;
+pub mod suite;
+pub mod verdict;
+
+pub use suite::{Mode, Protocol, Suite};
+pub use verdict::Verdict;
