@@ -120,4 +120,41 @@ pub struct Suite {
     pub iana_recommended: Option<char>,
     /// The verdict under the rules in [`crate::verdict`].
     pub verdict: Verdict,
+    /// OpenSSL's strength class (`HIGH`, `MEDIUM`, `LOW`, `EXPORT`, or `NONE` for eNULL),
+    /// as of the last OpenSSL release that had the suite: what the cipher-string aliases
+    /// `HIGH`, `MEDIUM`, `LOW` and `EXP`/`EXPORT` select.
+    pub strength_class: StrengthClass,
+    /// Whether the OpenSSL 3.0 build the catalogue was generated against
+    /// (`openssl ciphers -V 'ALL:COMPLEMENTOFALL:@SECLEVEL=0'`, Debian 12) lists the suite.
+    /// TLS 1.3 CCM suites are known to OpenSSL 3 but not in that list, so they are `false`.
+    pub in_openssl3: bool,
+}
+
+/// OpenSSL's classification of a suite's strength (its `algo_strength`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum StrengthClass {
+    /// No encryption (OpenSSL's `STRONG_NONE`; in no class alias).
+    None,
+    /// Export grade (40- or 56-bit).
+    Export,
+    /// `LOW`: single DES, 64-bit RC4.
+    Low,
+    /// `MEDIUM`: RC4, 3DES, IDEA, SEED, RC2 (OpenSSL 1.1 classes).
+    Medium,
+    /// `HIGH`: everything else.
+    High,
+}
+
+impl StrengthClass {
+    /// The catalogue's spelling (`HIGH`, `MEDIUM`, `LOW`, `EXPORT`, `NONE`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrengthClass::None => "NONE",
+            StrengthClass::Export => "EXPORT",
+            StrengthClass::Low => "LOW",
+            StrengthClass::Medium => "MEDIUM",
+            StrengthClass::High => "HIGH",
+        }
+    }
 }
