@@ -32,6 +32,10 @@ for target in $(cargo fuzz list); do
     if [[ -d "regressions/$target" ]]; then
         dirs+=("regressions/$target")
     fi
+    # Real strace output seeds the strace target (read-only: new inputs go to corpus/).
+    if [[ "$target" == strace_line ]]; then
+        dirs+=("../testdata/strace/forms")
+    fi
     echo "fuzz/build.sh: $target for ${seconds}s" >&2
     # -max_len keeps inputs line-sized; -timeout turns a hang into a failure.
     cargo fuzz run "$target" "${dirs[@]}" -- \
