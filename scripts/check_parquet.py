@@ -35,7 +35,7 @@ import sys
 
 MAX_SHOWN = 25
 
-INT_COLUMNS = {"line", "status", "bytes", "duration_us", "pid", "time_offset_minutes", "count"}
+INT_COLUMNS = {"line", "status", "bytes", "duration_us", "pid", "time_offset_minutes", "count", "bits"}
 TEXT_COLUMNS = {
     "file", "client", "ident", "user", "request", "method", "target", "http_version",
     "referer", "user_agent", "tls_protocol", "tls_cipher", "vhost",

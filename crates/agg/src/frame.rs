@@ -4,6 +4,7 @@
 use polars::prelude::*;
 
 use crate::export::{ColumnType, ExportSchema, Value};
+use crate::rows::{Cell, CellType, Rows};
 use crate::tls::TlsReport;
 
 enum Builder {
@@ -134,6 +135,66 @@ pub fn tls_frame(report: &TlsReport) -> PolarsResult<DataFrame> {
                 "aead".into(),
                 rows.iter().map(|r| r.aead).collect::<Vec<_>>(),
             ),
+            Column::new(
+                "bits".into(),
+                rows.iter()
+                    .map(|r| r.bits.map(i64::from))
+                    .collect::<Vec<_>>(),
+            ),
         ],
     )
+}
+
+/// A generic [`Rows`] table as a DataFrame (cells of the wrong type become null).
+pub fn rows_frame(rows: &Rows) -> PolarsResult<DataFrame> {
+    let height = rows.rows.len();
+    let columns = rows
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, ty))| {
+            let cells = rows.rows.iter().map(|r| r.get(i).unwrap_or(&Cell::Null));
+            let name = PlSmallStr::from_str(name);
+            match ty {
+                CellType::Text => Column::new(
+                    name,
+                    cells
+                        .map(|c| match c {
+                            Cell::Text(s) => Some(s.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+                CellType::Int => Column::new(
+                    name,
+                    cells
+                        .map(|c| match c {
+                            Cell::Int(n) => Some(*n),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+                CellType::Float => Column::new(
+                    name,
+                    cells
+                        .map(|c| match c {
+                            Cell::Float(x) => Some(*x),
+                            Cell::Int(n) => Some(*n as f64),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+                CellType::Bool => Column::new(
+                    name,
+                    cells
+                        .map(|c| match c {
+                            Cell::Bool(b) => Some(*b),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+            }
+        })
+        .collect();
+    DataFrame::new(height, columns)
 }

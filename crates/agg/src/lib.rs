@@ -16,15 +16,24 @@
 //! ```
 
 pub mod export;
+pub mod fdtable;
 pub mod frame;
+pub mod gaps;
 pub mod lines;
+pub mod rows;
 pub mod tls;
 pub mod verdict;
+pub mod whatif;
 
 pub use export::{ColumnType, ExportSchema, Value};
+pub use gaps::{
+    gap_rows, gap_table, pid_from_file_name, Cause, Clock, Gap, GapAnalyzer, GapKind, GapOptions,
+    GapRow, GapsReport, GAP_COLUMNS,
+};
 pub use lines::{LineStats, LinesReport};
+pub use rows::{Cell, CellType, Rows};
 pub use tls::{
-    tls_rows, CipherRow, CountMode, InputReport, ProtocolRow, TlsAgg, TlsReport, TlsRow,
-    TLS_ROW_COLUMNS,
+    tls_rows, Cap, CipherRow, CountMode, InputReport, ProtocolRow, Tally, TlsAgg, TlsReport,
+    TlsRow, TlsSummary, TLS_ROW_COLUMNS,
 };
 pub use verdict::Verdict;

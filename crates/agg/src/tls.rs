@@ -192,6 +192,7 @@ impl TlsAgg {
                             verdict: facts.verdict,
                             forward_secrecy: facts.forward_secrecy,
                             aead: facts.aead,
+                            bits: facts.bits,
                             cipher,
                             count,
                         }
@@ -212,12 +213,14 @@ impl TlsAgg {
                 .cmp(&a.count)
                 .then_with(|| a.protocol.cmp(&b.protocol))
         });
+        let summary = TlsSummary::of(&protocols, total);
         TlsReport {
             count: self.mode,
             lines: lines.report(),
             plain,
             total,
             protocols,
+            summary,
             inputs,
         }
     }
@@ -247,6 +250,9 @@ pub struct TlsReport {
     pub total: u64,
     /// Protocols by count, descending.
     pub protocols: Vec<ProtocolRow>,
+    /// Shares of legacy, insecure, non-forward-secret and non-AEAD traffic, and the
+    /// rating caps the observed traffic implies.
+    pub summary: TlsSummary,
     /// The inputs read.
     pub inputs: Vec<InputReport>,
 }
@@ -281,6 +287,149 @@ pub struct CipherRow {
     pub forward_secrecy: Option<bool>,
     /// Authenticated encryption, when known.
     pub aead: Option<bool>,
+    /// Effective strength in bits, when known.
+    pub bits: Option<u16>,
+}
+
+/// A count and its share of all TLS requests (or clients).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Tally {
+    /// Requests (or clients).
+    pub count: u64,
+    /// `count / total`.
+    pub share: f64,
+}
+
+/// A rating cap in the manner of SSL Labs, implied by what clients negotiated.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Cap {
+    /// The best grade still reachable (`B`, `C`, `F`).
+    pub grade: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+/// The verdict summary of a [`TlsReport`].
+///
+/// Caps follow the SSL Labs rating guide as summarised in the project's reference:
+/// SSLv2 caps at F, SSLv3 at C; TLS 1.0/1.1 at B; RC4 at B (C with TLS 1.1 or newer);
+/// 3DES with TLS 1.1 or newer at C; export-grade or < 112-bit suites at F; no forward
+/// secrecy at all, or no AEAD at all, at B. A log shows what was negotiated, so a cap
+/// here means the server accepted it.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TlsSummary {
+    /// SSLv2, SSLv3, TLS 1.0 and TLS 1.1.
+    pub legacy_protocols: Tally,
+    /// Suites judged insecure.
+    pub insecure_ciphers: Tally,
+    /// Suites judged weak.
+    pub weak_ciphers: Tally,
+    /// Suites without forward secrecy.
+    pub no_forward_secrecy: Tally,
+    /// Suites without authenticated encryption.
+    pub no_aead: Tally,
+    /// Protocols or suites the catalogue does not know.
+    pub unknown: Tally,
+    /// Every cap that applies, worst first.
+    pub caps: Vec<Cap>,
+    /// The worst cap's grade, if any applies.
+    pub grade_cap: Option<&'static str>,
+}
+
+impl TlsSummary {
+    fn of(protocols: &[ProtocolRow], total: u64) -> TlsSummary {
+        let tally = |count: u64| Tally {
+            count,
+            share: if total == 0 {
+                0.0
+            } else {
+                count as f64 / total as f64
+            },
+        };
+        let mut legacy = 0;
+        let (mut insecure, mut weak, mut no_fs, mut no_aead, mut unknown) = (0, 0, 0, 0, 0);
+        let (mut fs_seen, mut aead_seen) = (false, false);
+        let mut caps: Vec<Cap> = Vec::new();
+        let mut cap = |grade: &'static str, reason: String| {
+            if !caps.iter().any(|c| c.reason == reason) {
+                caps.push(Cap { grade, reason });
+            }
+        };
+        for p in protocols {
+            let proto = tlsgap_ciphers::Protocol::parse(&p.protocol);
+            match proto {
+                Some(tlsgap_ciphers::Protocol::SslV2) => {
+                    cap("F", "SSLv2 negotiated".into());
+                    legacy += p.count;
+                }
+                Some(tlsgap_ciphers::Protocol::SslV3) => {
+                    cap("C", "SSLv3 negotiated".into());
+                    legacy += p.count;
+                }
+                Some(tlsgap_ciphers::Protocol::TlsV1 | tlsgap_ciphers::Protocol::TlsV1_1) => {
+                    cap("B", format!("{} negotiated", p.protocol));
+                    legacy += p.count;
+                }
+                Some(_) => {}
+                None => unknown += p.count,
+            }
+            let modern = proto.is_some_and(|v| v >= tlsgap_ciphers::Protocol::TlsV1_1);
+            for c in &p.ciphers {
+                let facts = cipher_facts(&p.protocol, &c.cipher);
+                match facts.verdict {
+                    Verdict::Insecure => insecure += c.count,
+                    Verdict::Weak => weak += c.count,
+                    Verdict::Unknown if proto.is_some() => unknown += c.count,
+                    _ => {}
+                }
+                match facts.forward_secrecy {
+                    Some(true) => fs_seen = true,
+                    Some(false) => no_fs += c.count,
+                    None => {}
+                }
+                match facts.aead {
+                    Some(true) => aead_seen = true,
+                    Some(false) => no_aead += c.count,
+                    None => {}
+                }
+                let Some(suite) = facts.suite else { continue };
+                if suite.export || suite.strength_bits < 112 {
+                    cap(
+                        "F",
+                        format!("{} ({} bits) negotiated", c.cipher, suite.strength_bits),
+                    );
+                }
+                if suite.enc.starts_with("RC4") {
+                    if modern {
+                        cap("C", format!("RC4 with {}", p.protocol));
+                    } else {
+                        cap("B", "RC4 negotiated".into());
+                    }
+                }
+                if suite.enc.starts_with("3DES") && modern {
+                    cap("C", format!("3DES with {}", p.protocol));
+                }
+            }
+        }
+        if total > 0 && !fs_seen {
+            cap("B", "no request used forward secrecy".into());
+        }
+        if total > 0 && !aead_seen {
+            cap("B", "no request used AEAD".into());
+        }
+        caps.sort_by(|a, b| b.grade.cmp(a.grade).then_with(|| a.reason.cmp(&b.reason)));
+        let grade_cap = caps.first().map(|c| c.grade);
+        TlsSummary {
+            legacy_protocols: tally(legacy),
+            insecure_ciphers: tally(insecure),
+            weak_ciphers: tally(weak),
+            no_forward_secrecy: tally(no_fs),
+            no_aead: tally(no_aead),
+            unknown: tally(unknown),
+            caps,
+            grade_cap,
+        }
+    }
 }
 
 /// One row of the flat (CSV/Parquet) form of a [`TlsReport`].
@@ -304,10 +453,12 @@ pub struct TlsRow {
     pub forward_secrecy: Option<bool>,
     /// AEAD.
     pub aead: Option<bool>,
+    /// Effective strength in bits.
+    pub bits: Option<u16>,
 }
 
 /// The column names of [`TlsRow`] (CSV header and Parquet schema).
-pub const TLS_ROW_COLUMNS: [&str; 9] = [
+pub const TLS_ROW_COLUMNS: [&str; 10] = [
     "kind",
     "protocol",
     "cipher",
@@ -317,6 +468,7 @@ pub const TLS_ROW_COLUMNS: [&str; 9] = [
     "protocol_verdict",
     "forward_secrecy",
     "aead",
+    "bits",
 ];
 
 /// Flatten a report: one row per protocol and cipher in report order, then `plain`.
@@ -335,6 +487,7 @@ pub fn tls_rows(report: &TlsReport) -> Vec<TlsRow> {
                 protocol_verdict: Some(p.verdict),
                 forward_secrecy: c.forward_secrecy,
                 aead: c.aead,
+                bits: c.bits,
             })
         })
         .collect();
@@ -348,6 +501,7 @@ pub fn tls_rows(report: &TlsReport) -> Vec<TlsRow> {
         protocol_verdict: None,
         forward_secrecy: None,
         aead: None,
+        bits: None,
     });
     rows
 }

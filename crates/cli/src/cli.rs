@@ -31,6 +31,29 @@ pub enum Command {
     /// referer, user_agent, tls_protocol, tls_cipher, duration_us, pid, vhost), then
     /// the format's other fields by name.
     Export(ExportArgs),
+    /// What a TLS policy would refuse, by request, client and client kind.
+    ///
+    /// --policy is a Mozilla profile (mozilla-modern, mozilla-intermediate,
+    /// mozilla-old), a file holding server directives as pasted from the config
+    /// (Apache SSLProtocol/SSLCipherSuite, nginx ssl_protocols/ssl_ciphers), or such
+    /// directives inline. Logs record the negotiated suite, so the figures are an upper
+    /// bound of what would break.
+    Whatif(WhatifArgs),
+    /// Slow gaps between system calls in strace output, with their causes.
+    ///
+    /// Reads any strace text output (-f, -ff per-PID files, -t/-tt/-ttt, -r, -T, -y,
+    /// -yy; plain or compressed; a quoted `prefix.*` pattern is expanded). Reports
+    /// every gap of at least --min-gap with the calls around it, the files and sockets
+    /// touched just before, and a cause (auth, cpu, io, blocked, ...). Recommended
+    /// capture: strace -ff -ttt -T -yy -s 4096 -o DIR/trace -p PID...
+    Gaps(GapsArgs),
+    /// What the cipher-suite catalogue knows about suites.
+    ///
+    /// With names (OpenSSL, old alias or IANA), every fact about each: code, names,
+    /// minimum protocol, key exchange, authentication, cipher, bits, MAC, forward
+    /// secrecy, AEAD, export, IANA's recommendation and the verdict. Without names, the
+    /// whole table, filtered with --verdict and --protocol. Exit 1 if a name is unknown.
+    Ciphers(CiphersArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     ///
     /// For example: `tlsgap completions bash > /etc/bash_completion.d/tlsgap`.
@@ -110,6 +133,99 @@ pub struct ExportArgs {
     /// Output format (parquet needs `-o`).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormat::Ndjson)]
     pub format: ExportFormat,
+}
+
+/// `tlsgap whatif`.
+#[derive(Debug, Args)]
+pub struct WhatifArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// The policy: mozilla-modern, mozilla-intermediate, mozilla-old, a file of server
+    /// directives, or directives inline ("SSLProtocol -all +TLSv1.2 ...").
+    #[arg(long, value_name = "POLICY")]
+    pub policy: String,
+
+    /// How many User-Agents and addresses to list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
+    pub format: TlsFormat,
+}
+
+/// `tlsgap gaps`.
+#[derive(Debug, Args)]
+pub struct GapsArgs {
+    /// strace output files (`-` or none: standard input).
+    #[arg(value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
+
+    /// Report gaps of at least this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.1)]
+    pub min_gap: f64,
+
+    /// How many of the longest gaps to list in the summary.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
+    pub format: TlsFormat,
+
+    /// Write the result here instead of standard output (`-` = stdout).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// `tlsgap ciphers`.
+#[derive(Debug, Args)]
+pub struct CiphersArgs {
+    /// Suite names (OpenSSL names, old aliases such as EDH-..., or IANA names).
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+
+    /// Only suites with this verdict (repeatable).
+    #[arg(long, value_enum, value_name = "VERDICT")]
+    pub verdict: Vec<VerdictArg>,
+
+    /// Only suites usable under this protocol (SSLv2 ... TLSv1.3); with names, look
+    /// them up as logged under it (SSLv2 and TLS share some names).
+    #[arg(long, value_name = "PROTOCOL")]
+    pub protocol: Option<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CiphersFormat::Table)]
+    pub format: CiphersFormat,
+
+    /// Write the result here instead of standard output.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// A verdict, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerdictArg {
+    /// Broken.
+    Insecure,
+    /// Deprecated or lacking forward secrecy / AEAD.
+    Weak,
+    /// Acceptable.
+    Secure,
+    /// What current guidance recommends.
+    Recommended,
+}
+
+/// Output formats of `ciphers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CiphersFormat {
+    /// Aligned text.
+    Table,
+    /// One row per suite.
+    Csv,
+    /// An array of suites.
+    Json,
 }
 
 /// Output formats of `tls`.

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use anyhow::Result;
 use polars::prelude::ParquetWriter;
-use tlsgap_agg::frame::tls_frame;
-use tlsgap_agg::{tls_rows, CountMode, TlsReport, TLS_ROW_COLUMNS};
+use tlsgap_agg::frame::{rows_frame, tls_frame};
+use tlsgap_agg::{tls_rows, Cell, CountMode, Rows, TlsReport, TLS_ROW_COLUMNS};
 
 use crate::escape;
 
@@ -37,7 +37,8 @@ pub struct Parquet;
 
 const WIDTH: usize = 80;
 
-fn thousands(n: u64) -> String {
+/// Digits grouped by thousands (`1,234,567`).
+pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
@@ -49,7 +50,8 @@ fn thousands(n: u64) -> String {
     out
 }
 
-fn percent(share: f64) -> String {
+/// A share as a percentage with two decimals.
+pub fn percent(share: f64) -> String {
     format!("{:.2}%", share * 100.0)
 }
 
@@ -62,7 +64,7 @@ fn yes_no(v: Option<bool>) -> &'static str {
 }
 
 /// Cut `s` to `width` characters, marking the cut with `…`.
-fn fit(s: &str, width: usize) -> String {
+pub fn fit(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         return s.to_string();
     }
@@ -133,6 +135,41 @@ impl Emitter<TlsReport> for Table {
             "plain HTTP (no TLS)",
             thousands(r.plain)
         )?;
+        let sm = &r.summary;
+        writeln!(
+            &mut out,
+            "\n{:<42}{:>11}{:>9}",
+            "verdict summary", unit, "share"
+        )?;
+        for (label, t) in [
+            (
+                "legacy protocols (SSLv2/3, TLS 1.0/1.1)",
+                sm.legacy_protocols,
+            ),
+            ("insecure ciphers", sm.insecure_ciphers),
+            ("weak ciphers", sm.weak_ciphers),
+            ("without forward secrecy", sm.no_forward_secrecy),
+            ("without AEAD", sm.no_aead),
+            ("unknown protocol or cipher", sm.unknown),
+        ] {
+            writeln!(
+                &mut out,
+                "  {:<40}{:>11}{:>9}",
+                label,
+                thousands(t.count),
+                percent(t.share)
+            )?;
+        }
+        match sm.grade_cap {
+            Some(g) => {
+                writeln!(&mut out, "rating cap implied by this traffic: {g}")?;
+                for c in &sm.caps {
+                    let reason = escape::terminal(&c.reason);
+                    writeln!(&mut out, "  {} {}", c.grade, fit(&reason, WIDTH - 4))?;
+                }
+            }
+            None => writeln!(&mut out, "rating cap implied by this traffic: none")?,
+        }
         if !self.summary.is_empty() {
             writeln!(&mut out, "\n{}", self.summary)?;
         }
@@ -177,11 +214,92 @@ impl Emitter<TlsReport> for Csv {
                     line.extend_from_slice(if v { b"true" } else { b"false" });
                 }
             }
+            line.push(b',');
+            if let Some(b) = row.bits {
+                line.extend_from_slice(b.to_string().as_bytes());
+            }
             line.push(b'\n');
             out.write_all(&line)?;
         }
         Ok(())
     }
+}
+
+impl Emitter<Rows> for Csv {
+    fn emit(&self, r: &Rows, out: &mut dyn Write) -> Result<()> {
+        let header: Vec<&str> = r.columns.iter().map(|(n, _)| *n).collect();
+        writeln!(out, "{}", header.join(","))?;
+        let mut line = Vec::new();
+        for row in &r.rows {
+            line.clear();
+            for (i, cell) in row.iter().enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                match cell {
+                    Cell::Null => {}
+                    Cell::Text(s) => escape::csv_field(s, &mut line),
+                    Cell::Int(n) => line.extend_from_slice(n.to_string().as_bytes()),
+                    Cell::Float(x) => line.extend_from_slice(x.to_string().as_bytes()),
+                    Cell::Bool(b) => line.extend_from_slice(if *b { b"true" } else { b"false" }),
+                }
+            }
+            line.push(b'\n');
+            out.write_all(&line)?;
+        }
+        Ok(())
+    }
+}
+
+impl Emitter<Rows> for Parquet {
+    fn emit(&self, r: &Rows, out: &mut dyn Write) -> Result<()> {
+        let mut df = rows_frame(r)?;
+        ParquetWriter::new(out).finish(&mut df)?;
+        Ok(())
+    }
+}
+
+/// Pretty JSON of any serializable result, with a final newline.
+pub fn json<T: serde::Serialize + ?Sized>(value: &T, out: &mut dyn Write) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Plain aligned columns for a terminal: a header, then rows; text escaped for the
+/// terminal, each column as wide as its widest cell (capped at `max_width`), no
+/// trailing blanks.
+pub fn text_table(header: &[&str], rows: &[Vec<String>], max_width: usize) -> String {
+    let cells: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| h.to_string()).collect())
+        .chain(rows.iter().map(|r| {
+            r.iter()
+                .map(|c| fit(&escape::terminal(c), max_width))
+                .collect()
+        }))
+        .collect();
+    let mut widths = vec![0usize; header.len()];
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &cells {
+        let mut line = String::new();
+        for (i, (c, w)) in row.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            line.push_str(c);
+            line.extend(std::iter::repeat_n(
+                ' ',
+                w.saturating_sub(c.chars().count()),
+            ));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 impl Emitter<TlsReport> for Json {
@@ -249,11 +367,11 @@ mod tests {
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             lines[0],
-            "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead"
+            "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead,bits"
         );
         assert!(lines[1].starts_with(
-            "tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",3,0.6,recommended,recommended,true,true"
+            "tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",3,0.6,recommended,recommended,true,true,128"
         ));
-        assert_eq!(*lines.last().unwrap(), "plain,,,1,,,,,");
+        assert_eq!(*lines.last().unwrap(), "plain,,,1,,,,,,");
     }
 }

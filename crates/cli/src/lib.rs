@@ -1,15 +1,20 @@
 //! The `tlsgap` command-line tool: flags, inputs, the parallel engine and emitters.
 //! `main.rs` only calls [`run`].
 
+pub mod ciphers_cmd;
 pub mod cli;
 pub mod common;
 pub mod emit;
 pub mod engine;
 pub mod escape;
 pub mod export_cmd;
+pub mod gaps_cmd;
+pub mod gaps_table;
 pub mod input;
 pub mod output;
 pub mod tls_cmd;
+pub mod uakind;
+pub mod whatif_cmd;
 
 use std::process::ExitCode;
 
@@ -24,6 +29,9 @@ pub fn run() -> Result<ExitCode> {
     match cli.command {
         Command::Tls(args) => tls_cmd::run(args),
         Command::Export(args) => export_cmd::run(args),
+        Command::Ciphers(args) => ciphers_cmd::run(args),
+        Command::Whatif(args) => whatif_cmd::run(args),
+        Command::Gaps(args) => gaps_cmd::run(args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "tlsgap", &mut std::io::stdout());

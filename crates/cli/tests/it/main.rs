@@ -5,10 +5,13 @@
 //! server and Python tests can be skipped, loudly, with `TLSGAP_SKIP_SERVER_TESTS=1`
 //! and `TLSGAP_SKIP_PY_TESTS=1`.
 
+mod ciphers;
 mod export;
+mod gaps;
 mod inputs;
 mod malformed;
 mod parquet;
 mod real;
 mod tls;
 mod util;
+mod whatif;

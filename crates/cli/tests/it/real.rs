@@ -151,23 +151,13 @@ fn checked_in_real_vectors_match_expected_exactly() {
 /// 127.0.0.1 and drives them with curl.
 #[test]
 fn fresh_real_vectors_from_real_servers_match_expected() {
-    if util::env_is_1("TLSGAP_SKIP_SERVER_TESTS") {
-        util::loud_skip(
-            "fresh_real_vectors_from_real_servers_match_expected",
-            "TLSGAP_SKIP_SERVER_TESTS=1: fresh lines from real Apache/nginx were NOT checked",
-        );
+    if !util::server_test_enabled(
+        "fresh_real_vectors_from_real_servers_match_expected",
+        &["apache2", "nginx", "curl", "openssl", "python3"],
+        "apache2 nginx curl openssl python3",
+    ) {
         return;
     }
-    let missing: Vec<&str> = ["apache2", "nginx", "curl", "openssl", "python3"]
-        .into_iter()
-        .filter(|p| util::find_program(p).is_none())
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "this test starts real servers and needs {missing:?}, which are not installed \
-         (apt-get install apache2 nginx curl openssl python3); \
-         set TLSGAP_SKIP_SERVER_TESTS=1 to skip it"
-    );
     let root = running_as_root();
     assert!(
         root,
@@ -176,17 +166,7 @@ fn fresh_real_vectors_from_real_servers_match_expected() {
     );
     let dir = util::tempdir();
     let out = dir.path().join("real");
-    let o = std::process::Command::new("python3")
-        .arg(util::repo_root().join("scripts/real-vectors.py"))
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "scripts/real-vectors.py failed:\n{}\n{}",
-        util::stdout(&o),
-        util::stderr(&o)
-    );
+    util::run_script("real-vectors.py", &[out.as_os_str()]);
     assert_no_failures(&check_dir(&out));
 }
 

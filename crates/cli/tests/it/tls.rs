@@ -67,7 +67,7 @@ fn assert_cipher(
     assert_eq!(c["forward_secrecy"], fs, "{c}");
     assert_eq!(c["aead"], aead, "{c}");
     let keys: Vec<&String> = c.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 6, "cipher keys: {keys:?}");
+    assert_eq!(keys.len(), 7, "cipher keys: {keys:?}");
 }
 
 #[test]
@@ -78,6 +78,40 @@ fn json_contract_field_by_field() {
     assert_code(&o, 0);
 
     assert_eq!(v["count"], "requests");
+    // The verdict summary: legacy TLSv1 + TLSv1.1; insecure RC4-SHA; weak AES128-SHA
+    // and ECDHE-RSA-AES256-SHA twice; no FS AES128-SHA, RC4-SHA; no AEAD those and
+    // the two CBC ECDHE; unknown FOO-BAR.
+    let sm = &v["summary"];
+    for (key, n) in [
+        ("legacy_protocols", 2),
+        ("insecure_ciphers", 1),
+        ("weak_ciphers", 3),
+        ("no_forward_secrecy", 2),
+        ("no_aead", 4),
+        ("unknown", 1),
+    ] {
+        assert_share(&sm[key], n, 11);
+    }
+    let caps: Vec<(String, String)> = sm["caps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["grade"].as_str().unwrap().into(),
+                c["reason"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        caps,
+        [
+            ("C".to_string(), "RC4 with TLSv1.2".to_string()),
+            ("B".into(), "TLSv1 negotiated".into()),
+            ("B".into(), "TLSv1.1 negotiated".into()),
+        ]
+    );
+    assert_eq!(sm["grade_cap"], "C");
     assert_eq!(v["lines"]["total"], 15);
     assert_eq!(v["lines"]["parsed"], 14);
     assert_eq!(v["lines"]["malformed"], 1);
@@ -245,43 +279,43 @@ fn csv_has_a_header_and_one_row_per_cipher_then_plain() {
     let rows: Vec<&str> = out.lines().collect();
     assert_eq!(
         rows[0],
-        "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead"
+        "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead,bits"
     );
     let share = |n: u64| (n as f64 / 11.0).to_string();
     let want = [
         format!(
-            "tls,\"TLSv1.3\",\"TLS_AES_256_GCM_SHA384\",3,{},recommended,recommended,true,true",
+            "tls,\"TLSv1.3\",\"TLS_AES_256_GCM_SHA384\",3,{},recommended,recommended,true,true,256",
             share(3)
         ),
         format!(
-            "tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",2,{},recommended,recommended,true,true",
+            "tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",2,{},recommended,recommended,true,true,128",
             share(2)
         ),
         format!(
-            "tls,\"TLSv1.2\",\"AES128-SHA\",1,{},weak,secure,false,false",
+            "tls,\"TLSv1.2\",\"AES128-SHA\",1,{},weak,secure,false,false,128",
             share(1)
         ),
         format!(
-            "tls,\"TLSv1.2\",\"ECDHE-RSA-AES128-GCM-SHA256\",1,{},recommended,secure,true,true",
+            "tls,\"TLSv1.2\",\"ECDHE-RSA-AES128-GCM-SHA256\",1,{},recommended,secure,true,true,128",
             share(1)
         ),
         format!(
-            "tls,\"TLSv1.2\",\"FOO-BAR\",1,{},unknown,secure,,",
+            "tls,\"TLSv1.2\",\"FOO-BAR\",1,{},unknown,secure,,,",
             share(1)
         ),
         format!(
-            "tls,\"TLSv1.2\",\"RC4-SHA\",1,{},insecure,secure,false,false",
+            "tls,\"TLSv1.2\",\"RC4-SHA\",1,{},insecure,secure,false,false,128",
             share(1)
         ),
         format!(
-            "tls,\"TLSv1\",\"ECDHE-RSA-AES256-SHA\",1,{},weak,weak,true,false",
+            "tls,\"TLSv1\",\"ECDHE-RSA-AES256-SHA\",1,{},weak,weak,true,false,256",
             share(1)
         ),
         format!(
-            "tls,\"TLSv1.1\",\"ECDHE-RSA-AES256-SHA\",1,{},weak,weak,true,false",
+            "tls,\"TLSv1.1\",\"ECDHE-RSA-AES256-SHA\",1,{},weak,weak,true,false,256",
             share(1)
         ),
-        "plain,,,3,,,,,".to_string(),
+        "plain,,,3,,,,,,".to_string(),
     ];
     assert_eq!(&rows[1..], &want[..]);
 }

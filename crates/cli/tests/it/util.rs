@@ -301,3 +301,43 @@ pub fn run_ok_in(dir: &Path, args: &[&str]) -> Output {
     assert_code(&o, 0);
     o
 }
+
+/// Whether a test that starts real servers or tracers should run: `false` (after a
+/// loud skip) with `TLSGAP_SKIP_SERVER_TESTS=1`; otherwise it fails when one of
+/// `programs` is missing, naming the Debian packages.
+pub fn server_test_enabled(test: &str, programs: &[&str], packages: &str) -> bool {
+    if env_is_1("TLSGAP_SKIP_SERVER_TESTS") {
+        loud_skip(
+            test,
+            "TLSGAP_SKIP_SERVER_TESTS=1: the real-server part was NOT checked",
+        );
+        return false;
+    }
+    let missing: Vec<&&str> = programs
+        .iter()
+        .filter(|p| find_program(p).is_none())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{test} needs {missing:?}, which are not installed (apt-get install {packages}); \
+         set TLSGAP_SKIP_SERVER_TESTS=1 to skip it"
+    );
+    true
+}
+
+/// Run a repository script with python3, failing with its output when it fails.
+pub fn run_script(script: &str, args: &[&std::ffi::OsStr]) -> Output {
+    let o = std::process::Command::new("python3")
+        .arg(repo_root().join("scripts").join(script))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "scripts/{script} failed ({:?}):\n{}\n{}",
+        o.status,
+        stdout(&o),
+        stderr(&o)
+    );
+    o
+}

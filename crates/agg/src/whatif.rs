@@ -1,0 +1,667 @@
+//! What a TLS policy would refuse (`tlsgap whatif`): requests and distinct clients
+//! (address + User-Agent) by protocol, suite and client kind.
+//!
+//! Logs hold the suite each client *negotiated*, not everything it could do, so every
+//! figure here is an upper bound of what the policy would break. A client counts as
+//! refused when none of its logged TLS handshakes would pass the policy (one that
+//! passed proves it can still connect); clients with some but not all handshakes
+//! refused are counted apart as `partly`.
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use tlsgap_ciphers::policy::{Decision, Policy};
+use tlsgap_parser::lossless_text;
+
+use crate::lines::{LineStats, LinesReport};
+use crate::rows::{Cell, CellType, Rows};
+use crate::tls::InputReport;
+use crate::verdict::cipher_facts;
+use crate::Verdict;
+
+/// What kind of software a client is, from its User-Agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientKind {
+    /// A web browser.
+    Browser,
+    /// A search-engine crawler or other bot.
+    Bot,
+    /// An HTTP library or command-line tool (curl, python-requests, Go, Java...).
+    Library,
+    /// No User-Agent, or one the parser does not know.
+    Unknown,
+}
+
+impl ClientKind {
+    /// Every kind, in report order.
+    pub const ALL: [ClientKind; 4] = [
+        ClientKind::Browser,
+        ClientKind::Bot,
+        ClientKind::Library,
+        ClientKind::Unknown,
+    ];
+
+    /// The lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientKind::Browser => "browser",
+            ClientKind::Bot => "bot",
+            ClientKind::Library => "library",
+            ClientKind::Unknown => "unknown",
+        }
+    }
+}
+
+type Pair = (Box<[u8]>, Box<[u8]>);
+
+/// Requests per (client, User-Agent, protocol, suite); mergeable in any order.
+#[derive(Debug, Clone, Default)]
+pub struct WhatifAgg {
+    pair_index: FxHashMap<Box<[u8]>, u32>,
+    pairs: Vec<Pair>,
+    /// `address \0 user-agent` → (pair, requests).
+    clients: FxHashMap<Box<[u8]>, Vec<(u32, u64)>>,
+    plain: u64,
+    scratch: Vec<u8>,
+}
+
+impl WhatifAgg {
+    /// Empty.
+    pub fn new() -> WhatifAgg {
+        WhatifAgg::default()
+    }
+
+    fn intern(&mut self, protocol: &[u8], cipher: &[u8]) -> u32 {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(protocol);
+        self.scratch.push(0);
+        self.scratch.extend_from_slice(cipher);
+        if let Some(&i) = self.pair_index.get(self.scratch.as_slice()) {
+            return i;
+        }
+        let i = u32::try_from(self.pairs.len()).unwrap_or(u32::MAX);
+        self.pair_index.insert(self.scratch.as_slice().into(), i);
+        self.pairs.push((protocol.into(), cipher.into()));
+        i
+    }
+
+    fn count(&mut self, client: &[u8], ua: &[u8], pair: u32, n: u64) {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(client);
+        self.scratch.push(0);
+        self.scratch.extend_from_slice(ua);
+        let slot = match self.clients.get_mut(self.scratch.as_slice()) {
+            Some(v) => v,
+            None => self
+                .clients
+                .entry(self.scratch.as_slice().into())
+                .or_default(),
+        };
+        match slot.iter_mut().find(|(p, _)| *p == pair) {
+            Some((_, k)) => *k += n,
+            None => slot.push((pair, n)),
+        }
+    }
+
+    /// Count one request (raw logged values; no protocol and no cipher = plain HTTP).
+    pub fn add(
+        &mut self,
+        client: Option<&[u8]>,
+        user_agent: Option<&[u8]>,
+        protocol: Option<&[u8]>,
+        cipher: Option<&[u8]>,
+    ) {
+        let protocol = protocol.filter(|p| !p.is_empty());
+        let cipher = cipher.filter(|c| !c.is_empty());
+        if protocol.is_none() && cipher.is_none() {
+            self.plain += 1;
+            return;
+        }
+        let pair = self.intern(protocol.unwrap_or(b""), cipher.unwrap_or(b""));
+        self.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), pair, 1);
+    }
+
+    /// Add another aggregate.
+    pub fn merge(&mut self, other: WhatifAgg) {
+        let remap: Vec<u32> = other.pairs.iter().map(|(p, c)| self.intern(p, c)).collect();
+        self.plain += other.plain;
+        for (key, tallies) in other.clients {
+            let (client, ua) = split_key(&key);
+            for (pair, n) in tallies {
+                if let Some(&p) = remap.get(pair as usize) {
+                    self.count(client, ua, p, n);
+                }
+            }
+        }
+    }
+
+    /// Judge everything against `policy`; `kind_of` classifies a User-Agent (called
+    /// once per distinct User-Agent); `top` bounds the User-Agent and address lists.
+    pub fn report(
+        &self,
+        policy: &Policy,
+        kind_of: &mut dyn FnMut(&str) -> ClientKind,
+        top: usize,
+        lines: &LineStats,
+        inputs: Vec<InputReport>,
+    ) -> WhatifReport {
+        let decisions: Vec<Decision> = self
+            .pairs
+            .iter()
+            .map(|(p, c)| policy.decide(&lossless_text(p), &lossless_text(c)))
+            .collect();
+        let refused = |pair: u32| {
+            matches!(
+                decisions.get(pair as usize),
+                Some(Decision::RefusedProtocol | Decision::RefusedCipher)
+            )
+        };
+        let mut kinds: FxHashMap<Box<[u8]>, ClientKind> = FxHashMap::default();
+        let mut pair_requests = vec![0u64; self.pairs.len()];
+        let mut pair_clients = vec![0u64; self.pairs.len()];
+        let mut totals = Totals::default();
+        let mut by_kind: FxHashMap<ClientKind, KindRow> = FxHashMap::default();
+        let mut uas: FxHashMap<&[u8], UaRow> = FxHashMap::default();
+        let mut addrs: FxHashMap<&[u8], AddressRow> = FxHashMap::default();
+        for (key, tallies) in &self.clients {
+            let (client, ua) = split_key(key);
+            let kind = match kinds.get(ua) {
+                Some(k) => *k,
+                None => {
+                    let k = if ua == b"-" || ua.is_empty() {
+                        ClientKind::Unknown
+                    } else {
+                        kind_of(&lossless_text(ua))
+                    };
+                    kinds.insert(ua.into(), k);
+                    k
+                }
+            };
+            let requests: u64 = tallies.iter().map(|(_, n)| n).sum();
+            let refused_requests: u64 = tallies
+                .iter()
+                .filter(|(p, _)| refused(*p))
+                .map(|(_, n)| n)
+                .sum();
+            let all = refused_requests == requests;
+            let some = refused_requests > 0;
+            for (p, n) in tallies {
+                if let Some(slot) = pair_requests.get_mut(*p as usize) {
+                    *slot += n;
+                }
+                if let Some(slot) = pair_clients.get_mut(*p as usize) {
+                    *slot += 1;
+                }
+            }
+            totals.add(requests, refused_requests, all, some && !all);
+            let k = by_kind.entry(kind).or_insert_with(|| KindRow::new(kind));
+            k.requests += requests;
+            k.refused_requests += refused_requests;
+            k.clients += 1;
+            k.refused_clients += u64::from(all);
+            if some {
+                let u = uas.entry(ua).or_insert_with(|| UaRow {
+                    user_agent: lossless_text(ua).into_owned(),
+                    kind,
+                    refused_requests: 0,
+                    refused_clients: 0,
+                });
+                u.refused_requests += refused_requests;
+                u.refused_clients += u64::from(all);
+                let a = addrs.entry(client).or_insert_with(|| AddressRow {
+                    client: lossless_text(client).into_owned(),
+                    refused_requests: 0,
+                    user_agents: 0,
+                });
+                a.refused_requests += refused_requests;
+                a.user_agents += 1;
+            }
+        }
+        let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+
+        let mut ciphers: Vec<CipherRow> = self
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(i, (p, c))| {
+                let protocol = lossless_text(p).into_owned();
+                let cipher = lossless_text(c).into_owned();
+                let requests = pair_requests.get(i).copied().unwrap_or(0);
+                CipherRow {
+                    verdict: cipher_facts(&protocol, &cipher).verdict,
+                    decision: decision_name(decisions.get(i).copied()),
+                    share: share(requests, totals.requests),
+                    clients: pair_clients.get(i).copied().unwrap_or(0),
+                    protocol,
+                    cipher,
+                    requests,
+                }
+            })
+            .filter(|r| r.requests > 0)
+            .collect();
+        ciphers.sort_by(|a, b| {
+            b.requests
+                .cmp(&a.requests)
+                .then_with(|| a.protocol.cmp(&b.protocol))
+                .then_with(|| a.cipher.cmp(&b.cipher))
+        });
+        let mut protocols: Vec<ProtocolRow> = Vec::new();
+        for c in &ciphers {
+            let row = match protocols.iter_mut().find(|p| p.protocol == c.protocol) {
+                Some(r) => r,
+                None => {
+                    protocols.push(ProtocolRow {
+                        protocol: c.protocol.clone(),
+                        allowed: policy_allows_protocol(policy, &c.protocol),
+                        requests: 0,
+                        refused_requests: 0,
+                        share_refused: 0.0,
+                    });
+                    protocols.last_mut().expect("just pushed")
+                }
+            };
+            row.requests += c.requests;
+            if c.decision == "refused_protocol" || c.decision == "refused_cipher" {
+                row.refused_requests += c.requests;
+            }
+        }
+        for p in &mut protocols {
+            p.share_refused = share(p.refused_requests, p.requests);
+        }
+        protocols.sort_by(|a, b| {
+            b.requests
+                .cmp(&a.requests)
+                .then_with(|| a.protocol.cmp(&b.protocol))
+        });
+        let kinds_rows: Vec<KindRow> = ClientKind::ALL
+            .iter()
+            .filter_map(|k| by_kind.get(k).cloned())
+            .collect();
+        let mut top_uas: Vec<UaRow> = uas.into_values().collect();
+        top_uas.sort_by(|a, b| {
+            b.refused_requests
+                .cmp(&a.refused_requests)
+                .then_with(|| a.user_agent.cmp(&b.user_agent))
+        });
+        top_uas.truncate(top);
+        let mut top_addrs: Vec<AddressRow> = addrs.into_values().collect();
+        top_addrs.sort_by(|a, b| {
+            b.refused_requests
+                .cmp(&a.refused_requests)
+                .then_with(|| a.client.cmp(&b.client))
+        });
+        top_addrs.truncate(top);
+        let unknown_requests = ciphers
+            .iter()
+            .filter(|c| c.decision == "unknown")
+            .map(|c| c.requests)
+            .sum();
+        WhatifReport {
+            policy: PolicyView::of(policy),
+            caveat: CAVEAT,
+            lines: lines.report(),
+            plain: self.plain,
+            requests: Share {
+                total: totals.requests,
+                refused: totals.refused_requests,
+                share: share(totals.refused_requests, totals.requests),
+            },
+            clients: ClientShare {
+                total: totals.clients,
+                refused: totals.refused_clients,
+                share: share(totals.refused_clients, totals.clients),
+                partly: totals.partly_clients,
+            },
+            undecided_requests: unknown_requests,
+            protocols,
+            ciphers,
+            kinds: kinds_rows,
+            top_user_agents: top_uas,
+            top_addresses: top_addrs,
+            inputs,
+        }
+    }
+}
+
+fn split_key(key: &[u8]) -> (&[u8], &[u8]) {
+    match key.iter().position(|&b| b == 0) {
+        Some(i) => (&key[..i], &key[i + 1..]),
+        None => (key, b""),
+    }
+}
+
+fn decision_name(d: Option<Decision>) -> &'static str {
+    match d {
+        Some(Decision::Allowed) => "allowed",
+        Some(Decision::RefusedProtocol) => "refused_protocol",
+        Some(Decision::RefusedCipher) => "refused_cipher",
+        Some(Decision::Unknown) | None => "unknown",
+    }
+}
+
+fn policy_allows_protocol(policy: &Policy, logged: &str) -> Option<bool> {
+    tlsgap_ciphers::Protocol::parse(logged).map(|p| policy.protocols.contains(&p))
+}
+
+/// What the report says about its figures.
+pub const CAVEAT: &str = "Logs record the suite each client negotiated, not everything it \
+could negotiate: these figures are an upper bound of what the policy would break.";
+
+#[derive(Default)]
+struct Totals {
+    requests: u64,
+    refused_requests: u64,
+    clients: u64,
+    refused_clients: u64,
+    partly_clients: u64,
+}
+
+impl Totals {
+    fn add(&mut self, requests: u64, refused: u64, all: bool, partly: bool) {
+        self.requests += requests;
+        self.refused_requests += refused;
+        self.clients += 1;
+        self.refused_clients += u64::from(all);
+        self.partly_clients += u64::from(partly);
+    }
+}
+
+/// The policy as the report states it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PolicyView {
+    /// `mozilla-intermediate`, `apache`, `nginx`.
+    pub name: String,
+    /// The guideline version, for Mozilla profiles.
+    pub version: Option<String>,
+    /// Protocols enabled.
+    pub protocols: Vec<&'static str>,
+    /// TLS <= 1.2 suites enabled, in order (OpenSSL names).
+    pub tls12_ciphers: Vec<String>,
+    /// TLS 1.3 suites enabled.
+    pub tls13_ciphers: Vec<String>,
+}
+
+impl PolicyView {
+    fn of(p: &Policy) -> PolicyView {
+        let name = |s: &tlsgap_ciphers::Suite| {
+            s.openssl
+                .first()
+                .cloned()
+                .or_else(|| s.iana.clone())
+                .unwrap_or_default()
+        };
+        PolicyView {
+            name: p.name.clone(),
+            version: p.version.clone(),
+            protocols: p.protocols.iter().map(|p| p.as_str()).collect(),
+            tls12_ciphers: p.tls12.iter().map(|s| name(s)).collect(),
+            tls13_ciphers: p
+                .tls13
+                .iter()
+                .map(|s| s.iana.clone().unwrap_or_else(|| name(s)))
+                .collect(),
+        }
+    }
+}
+
+/// Requests: total TLS, refused, share refused.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Share {
+    /// TLS requests.
+    pub total: u64,
+    /// Requests the policy would refuse.
+    pub refused: u64,
+    /// `refused / total`.
+    pub share: f64,
+}
+
+/// Distinct clients (address + User-Agent).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct ClientShare {
+    /// Clients seen over TLS.
+    pub total: u64,
+    /// Clients none of whose handshakes would pass.
+    pub refused: u64,
+    /// `refused / total`.
+    pub share: f64,
+    /// Clients with some handshakes refused and some not.
+    pub partly: u64,
+}
+
+/// One protocol.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProtocolRow {
+    /// As logged.
+    pub protocol: String,
+    /// Whether the policy enables it (null: not a protocol name).
+    pub allowed: Option<bool>,
+    /// Requests.
+    pub requests: u64,
+    /// Requests refused (by protocol or suite).
+    pub refused_requests: u64,
+    /// `refused_requests / requests`.
+    pub share_refused: f64,
+}
+
+/// One (protocol, suite).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CipherRow {
+    /// As logged.
+    pub protocol: String,
+    /// As logged.
+    pub cipher: String,
+    /// `allowed`, `refused_protocol`, `refused_cipher`, `unknown`.
+    pub decision: &'static str,
+    /// The suite's verdict.
+    pub verdict: Verdict,
+    /// Requests.
+    pub requests: u64,
+    /// Share of all TLS requests.
+    pub share: f64,
+    /// Distinct clients that negotiated it.
+    pub clients: u64,
+}
+
+/// One client kind.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KindRow {
+    /// The kind.
+    pub kind: ClientKind,
+    /// TLS requests.
+    pub requests: u64,
+    /// Refused requests.
+    pub refused_requests: u64,
+    /// Distinct clients.
+    pub clients: u64,
+    /// Clients refused outright.
+    pub refused_clients: u64,
+}
+
+impl KindRow {
+    fn new(kind: ClientKind) -> KindRow {
+        KindRow {
+            kind,
+            requests: 0,
+            refused_requests: 0,
+            clients: 0,
+            refused_clients: 0,
+        }
+    }
+}
+
+/// A User-Agent with refused requests.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UaRow {
+    /// As logged (invalid UTF-8 as `\xHH`).
+    pub user_agent: String,
+    /// Its kind.
+    pub kind: ClientKind,
+    /// Refused requests.
+    pub refused_requests: u64,
+    /// Clients (addresses) with this User-Agent refused outright.
+    pub refused_clients: u64,
+}
+
+/// An address with refused requests.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AddressRow {
+    /// The client address.
+    pub client: String,
+    /// Refused requests.
+    pub refused_requests: u64,
+    /// Distinct User-Agents from it with refused requests.
+    pub user_agents: u64,
+}
+
+/// `tlsgap whatif --format json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WhatifReport {
+    /// The policy tested.
+    pub policy: PolicyView,
+    /// Why the figures are an upper bound.
+    pub caveat: &'static str,
+    /// Line counts.
+    pub lines: LinesReport,
+    /// Plain-HTTP requests (not affected by a TLS policy).
+    pub plain: u64,
+    /// TLS requests and those refused.
+    pub requests: Share,
+    /// Distinct clients and those refused.
+    pub clients: ClientShare,
+    /// Requests whose protocol or suite the catalogue does not know (not counted as
+    /// refused).
+    pub undecided_requests: u64,
+    /// By protocol.
+    pub protocols: Vec<ProtocolRow>,
+    /// By (protocol, suite).
+    pub ciphers: Vec<CipherRow>,
+    /// By client kind.
+    pub kinds: Vec<KindRow>,
+    /// User-Agents with the most refused requests.
+    pub top_user_agents: Vec<UaRow>,
+    /// Addresses with the most refused requests.
+    pub top_addresses: Vec<AddressRow>,
+    /// The inputs read.
+    pub inputs: Vec<InputReport>,
+}
+
+/// Columns of [`whatif_rows`].
+pub const WHATIF_COLUMNS: [(&str, CellType); 11] = [
+    ("section", CellType::Text),
+    ("protocol", CellType::Text),
+    ("cipher", CellType::Text),
+    ("kind", CellType::Text),
+    ("user_agent", CellType::Text),
+    ("client", CellType::Text),
+    ("decision", CellType::Text),
+    ("requests", CellType::Int),
+    ("refused_requests", CellType::Int),
+    ("clients", CellType::Int),
+    ("refused_clients", CellType::Int),
+];
+
+/// The report as one long table (CSV/Parquet): a `total` row, then `protocol`,
+/// `cipher`, `kind`, `user_agent` and `address` rows.
+pub fn whatif_rows(r: &WhatifReport) -> Rows {
+    let mut rows = Rows::new(&WHATIF_COLUMNS);
+    let n = Cell::Null;
+    rows.push(vec![
+        "total".into(),
+        n.clone(),
+        n.clone(),
+        n.clone(),
+        n.clone(),
+        n.clone(),
+        n.clone(),
+        r.requests.total.into(),
+        r.requests.refused.into(),
+        r.clients.total.into(),
+        r.clients.refused.into(),
+    ]);
+    for p in &r.protocols {
+        let decision = match p.allowed {
+            Some(true) => "allowed",
+            Some(false) => "refused_protocol",
+            None => "unknown",
+        };
+        rows.push(vec![
+            "protocol".into(),
+            p.protocol.as_str().into(),
+            n.clone(),
+            n.clone(),
+            n.clone(),
+            n.clone(),
+            decision.into(),
+            p.requests.into(),
+            p.refused_requests.into(),
+            n.clone(),
+            n.clone(),
+        ]);
+    }
+    for c in &r.ciphers {
+        let refused = if c.decision.starts_with("refused") {
+            c.requests
+        } else {
+            0
+        };
+        rows.push(vec![
+            "cipher".into(),
+            c.protocol.as_str().into(),
+            c.cipher.as_str().into(),
+            n.clone(),
+            n.clone(),
+            n.clone(),
+            c.decision.into(),
+            c.requests.into(),
+            refused.into(),
+            c.clients.into(),
+            n.clone(),
+        ]);
+    }
+    for k in &r.kinds {
+        rows.push(vec![
+            "kind".into(),
+            n.clone(),
+            n.clone(),
+            k.kind.as_str().into(),
+            n.clone(),
+            n.clone(),
+            n.clone(),
+            k.requests.into(),
+            k.refused_requests.into(),
+            k.clients.into(),
+            k.refused_clients.into(),
+        ]);
+    }
+    for u in &r.top_user_agents {
+        rows.push(vec![
+            "user_agent".into(),
+            n.clone(),
+            n.clone(),
+            u.kind.as_str().into(),
+            u.user_agent.as_str().into(),
+            n.clone(),
+            n.clone(),
+            n.clone(),
+            u.refused_requests.into(),
+            n.clone(),
+            u.refused_clients.into(),
+        ]);
+    }
+    for a in &r.top_addresses {
+        rows.push(vec![
+            "address".into(),
+            n.clone(),
+            n.clone(),
+            n.clone(),
+            n.clone(),
+            a.client.as_str().into(),
+            n.clone(),
+            n.clone(),
+            a.refused_requests.into(),
+            n.clone(),
+            n.clone(),
+        ]);
+    }
+    rows
+}

@@ -1,0 +1,260 @@
+//! `tlsgap gaps` on real traces with known ground truth: the checked-in set in
+//! `testdata/strace/real` and a fresh set made during the run by
+//! `scripts/real-traces.py` (real strace of CPU-spinning programs, of a threaded
+//! program with SIGPROF timers, and of a real Apache prefork doing HTTP Basic auth
+//! over TLS against an htpasswd file with a bcrypt cost-12 user and a {SHA} user).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::{self, assert_code, json};
+
+fn gaps_json(dir: &Path, files: &[String]) -> Value {
+    let o = util::tlsgap()
+        .current_dir(dir)
+        .args([
+            "gaps",
+            "--format",
+            "json",
+            "--min-gap",
+            "0.1",
+            "--top",
+            "1000",
+        ])
+        .args(files)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    json(&o)
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+/// Every expected gap and blocked interval of the manifest in `dir` is reported with
+/// the right thread, length and cause; no `auth` gap is reported that is not expected.
+/// Returns the problems found.
+fn check_manifest(dir: &Path) -> Vec<String> {
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let verify = f(&manifest["bcrypt"], "verify_seconds");
+    let mut problems = Vec::new();
+    for t in list(&manifest, "traces") {
+        let id = t["id"].as_str().unwrap();
+        let files: Vec<String> = list(t, "files")
+            .iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .collect();
+        let flags: Vec<&str> = list(t, "strace_flags")
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let report = gaps_json(dir, &files);
+        if report["lines"]["trace"].as_u64().unwrap_or(0) == 0 {
+            problems.push(format!("{id}: no trace lines recognised"));
+            continue;
+        }
+        let format = &t["format"];
+        if format["timestamps"] == "none" {
+            // Without stamps there is no time to measure: say so, report nothing.
+            let notes = serde_json::to_string(&report["notes"]).unwrap();
+            if !list(&report, "gaps").is_empty() || !notes.contains("no timestamps") {
+                problems.push(format!("{id}: no stamps, yet gaps or no note: {report}"));
+            }
+            continue;
+        }
+        // `-t` stamps have whole seconds: a 0.3 s stretch cannot be measured.
+        if flags.contains(&"-t") {
+            continue;
+        }
+        // Without -f/-ff nothing in the trace names the process.
+        let has_pid = format["pid_prefix"] != "none";
+        let gaps = list(&report, "gaps");
+        let apache = t["scenario"] == "apache";
+        for want in list(t, "expected_gaps") {
+            let tid = want["tid"].as_u64().unwrap();
+            let found = gaps.iter().find(|g| {
+                let secs = f(g, "seconds");
+                (!has_pid || g["pid"].as_u64() == Some(tid))
+                    && if apache {
+                        g["cause"] == "auth"
+                            && secs >= 0.5 * verify
+                            && secs <= verify + 0.25
+                            && g["detail"]
+                                .as_str()
+                                .is_some_and(|d| d.contains("bcrypt cost 12"))
+                    } else {
+                        g["cause"] == "cpu" && (secs - f(want, "seconds")).abs() <= 0.05
+                    }
+            });
+            match found {
+                None => problems.push(format!(
+                    "{id}: expected gap not found: {want}\nreported: {}",
+                    serde_json::to_string_pretty(gaps).unwrap()
+                )),
+                Some(g) => {
+                    if want.get("sigprof_lines_in_trace").is_some()
+                        && g["timer_signals"].as_u64().unwrap_or(0) == 0
+                    {
+                        problems.push(format!("{id}: SIGPROF noise not merged: {g}"));
+                    }
+                }
+            }
+        }
+        if apache {
+            let auth = gaps.iter().filter(|g| g["cause"] == "auth").count();
+            let want = list(t, "expected_gaps").len();
+            if auth != want {
+                problems.push(format!(
+                    "{id}: {auth} auth gaps reported, {want} expected (bcrypt requests only, \
+                     none for the {{SHA}} user)"
+                ));
+            }
+            let text = serde_json::to_string(&report).unwrap();
+            if text.contains("$2y$") || text.contains("{SHA}") && text.contains("shauser:{SHA}") {
+                problems.push(format!("{id}: a password hash reached the report"));
+            }
+        }
+        let blocked = list(&report, "blocked");
+        for want in t["expected_blocked"].as_array().into_iter().flatten() {
+            let tid = want["tid"].as_u64().unwrap();
+            let ok = blocked.iter().any(|b| {
+                (!has_pid || b["pid"].as_u64() == Some(tid))
+                    && (f(b, "seconds") - f(want, "seconds")).abs() <= 0.05
+            });
+            if !ok {
+                problems.push(format!("{id}: expected blocked interval not found: {want}"));
+            }
+            let as_gap = gaps.iter().any(|g| {
+                (!has_pid || g["pid"].as_u64() == Some(tid))
+                    && (f(g, "seconds") - f(want, "seconds")).abs() <= 0.05
+            });
+            if as_gap {
+                problems.push(format!("{id}: a blocked sleep was counted as a gap"));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn checked_in_real_traces_match_ground_truth() {
+    let problems = check_manifest(&util::repo_root().join("testdata/strace/real"));
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[test]
+fn fresh_real_traces_match_ground_truth() {
+    if !util::server_test_enabled(
+        "fresh_real_traces_match_ground_truth",
+        &[
+            "strace", "apache2", "htpasswd", "curl", "openssl", "python3",
+        ],
+        "strace apache2 apache2-utils curl openssl python3",
+    ) {
+        return;
+    }
+    let dir = util::tempdir();
+    let out = dir.path().join("traces");
+    util::run_script("real-traces.py", &[out.as_os_str()]);
+    let problems = check_manifest(&out);
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[test]
+fn ff_files_in_any_order_and_f_plus_ff_give_the_same_gaps() {
+    let dir = util::repo_root().join("testdata/strace/real");
+    let a = vec![
+        "threads/ff-ttt-T.trace.6964".to_string(),
+        "threads/ff-ttt-T.trace.6965".to_string(),
+    ];
+    let b: Vec<String> = a.iter().rev().cloned().collect();
+    let (ra, rb) = (gaps_json(&dir, &a), gaps_json(&dir, &b));
+    assert_eq!(ra["gaps"], rb["gaps"]);
+    assert_eq!(ra["blocked"], rb["blocked"]);
+    assert!(!list(&ra, "gaps").is_empty());
+}
+
+#[test]
+fn unreadable_input_is_named_and_the_rest_processed() {
+    let dir = util::repo_root().join("testdata/strace/real");
+    let o = util::tlsgap()
+        .current_dir(&dir)
+        .args([
+            "gaps",
+            "--format",
+            "json",
+            "no-such-trace",
+            "spin/ttt-T-y.trace",
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    assert!(
+        util::stderr(&o).contains("no-such-trace"),
+        "{}",
+        util::stderr(&o)
+    );
+    assert!(!list(&json(&o), "gaps").is_empty());
+    let o = util::tlsgap()
+        .args(["gaps", "no-such-trace"])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+}
+
+#[test]
+fn table_csv_and_compressed_stdin() {
+    let dir = util::repo_root().join("testdata/strace/real");
+    let o = util::tlsgap()
+        .current_dir(&dir)
+        .args([
+            "gaps",
+            "apache-ff/trace.7015",
+            "apache-ff/trace.7016",
+            "apache-ff/trace.7017",
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let out = util::stdout(&o);
+    assert!(out.contains("auth"), "{out}");
+    assert!(out.contains("bcrypt cost 12"), "{out}");
+    assert!(!out.contains("$2y$"), "hash printed:\n{out}");
+    let o = util::tlsgap()
+        .current_dir(&dir)
+        .args(["gaps", "--format", "csv", "spin/ttt-T-y.trace"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let out = util::stdout(&o);
+    assert!(out.lines().next().unwrap().contains("seconds"), "{out}");
+    assert!(out.lines().count() >= 3, "{out}");
+    // gzip on stdin.
+    let raw = std::fs::read(dir.join("spin/ttt-T-y.trace")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &raw).unwrap();
+    let gz = gz.finish().unwrap();
+    let o = util::tlsgap()
+        .args(["gaps", "--format", "json"])
+        .write_stdin(gz)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v = json(&o);
+    let g = list(&v, "gaps");
+    assert!(
+        g.iter().any(|g| (f(g, "seconds") - 0.30).abs() < 0.05),
+        "{v}"
+    );
+}
