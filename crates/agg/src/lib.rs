@@ -15,6 +15,7 @@
 //! assert_eq!((report.total, report.plain), (1, 1));
 //! ```
 
+pub mod authjoin;
 pub mod export;
 pub mod fdtable;
 pub mod frame;

@@ -47,6 +47,16 @@ pub enum Command {
     /// touched just before, and a cause (auth, cpu, io, blocked, ...). Recommended
     /// capture: strace -ff -ttt -T -yy -s 4096 -o DIR/trace -p PID...
     Gaps(GapsArgs),
+    /// Per-user authentication cost: htpasswd schemes, access logs and traces.
+    ///
+    /// Apache's mod_authn_file verifies the password on every request, so users whose
+    /// htpasswd entries are bcrypt with a high cost pay it on every page, stylesheet and
+    /// image. From the htpasswd file alone: each user's scheme and the measured time to
+    /// verify it here. With --log: requests and predicted CPU per user and day, and the
+    /// extra latency against unauthenticated requests. With --traces (strace -ff -ttt
+    /// -T -yy of the workers): the observed auth gaps, tied to users. Never prints a
+    /// hash, a salt or an Authorization value.
+    Auth(AuthArgs),
     /// What the cipher-suite catalogue knows about suites.
     ///
     /// With names (OpenSSL, old alias or IANA), every fact about each: code, names,
@@ -177,6 +187,51 @@ pub struct GapsArgs {
     /// Write the result here instead of standard output (`-` = stdout).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+}
+
+/// `tlsgap auth`.
+#[derive(Debug, Args)]
+pub struct AuthArgs {
+    /// The htpasswd file.
+    #[arg(long, value_name = "FILE")]
+    pub htpasswd: Option<PathBuf>,
+
+    /// Access logs (any format with %u; %D or another duration for latency, %P for
+    /// PID matching).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub log: Vec<PathBuf>,
+
+    /// Format of the access logs (as for `tls`).
+    #[arg(long, value_name = "FMT", default_value = "auto")]
+    pub log_format: String,
+
+    /// strace output of the web server's workers (files or a quoted `prefix.*`).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub traces: Vec<PathBuf>,
+
+    /// strace's UTC offset for -t/-tt traces (+02:00, -0500, UTC); default: the log's.
+    #[arg(long, value_name = "OFFSET")]
+    pub trace_tz: Option<String>,
+
+    /// Flag users whose verification takes longer than this many seconds per request.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.05)]
+    pub threshold: f64,
+
+    /// Shortest trace gap considered (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.01)]
+    pub min_gap: f64,
+
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
+    pub format: TlsFormat,
+
+    /// Write the result here instead of standard output.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// No notes on standard error.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `tlsgap ciphers`.

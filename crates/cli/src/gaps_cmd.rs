@@ -42,7 +42,7 @@ pub fn expand_inputs(args: &[std::path::PathBuf]) -> Vec<String> {
 }
 
 /// Feed one input to the analyzer, line by line.
-fn feed(name: &str, analyzer: &mut GapAnalyzer) -> InputReport {
+pub fn feed(name: &str, analyzer: &mut GapAnalyzer) -> InputReport {
     let mut report = InputReport {
         name: name.to_string(),
         lines: 0,

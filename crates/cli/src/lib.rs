@@ -1,6 +1,7 @@
 //! The `tlsgap` command-line tool: flags, inputs, the parallel engine and emitters.
 //! `main.rs` only calls [`run`].
 
+pub mod auth_cmd;
 pub mod ciphers_cmd;
 pub mod cli;
 pub mod common;
@@ -32,6 +33,7 @@ pub fn run() -> Result<ExitCode> {
         Command::Ciphers(args) => ciphers_cmd::run(args),
         Command::Whatif(args) => whatif_cmd::run(args),
         Command::Gaps(args) => gaps_cmd::run(args),
+        Command::Auth(args) => auth_cmd::run(args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "tlsgap", &mut std::io::stdout());

@@ -5,6 +5,7 @@
 //! server and Python tests can be skipped, loudly, with `TLSGAP_SKIP_SERVER_TESTS=1`
 //! and `TLSGAP_SKIP_PY_TESTS=1`.
 
+mod auth;
 mod ciphers;
 mod export;
 mod gaps;
@@ -12,6 +13,7 @@ mod inputs;
 mod malformed;
 mod parquet;
 mod real;
+mod report_parquet;
 mod tls;
 mod util;
 mod whatif;

@@ -1,0 +1,184 @@
+//! `tlsgap auth` on real evidence: the checked-in Apache run of
+//! `testdata/strace/real/apache-ff` (bcrypt cost 12 and {SHA} users, traced), and a
+//! fresh run of `scripts/real-auth.py` (six users: {SHA}, MD5, crypt, bcrypt 5/10/12;
+//! pages with assets; wrong passwords; traced workers) made during the test.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::{self, assert_code, json};
+
+fn auth(dir: &Path, args: &[&str]) -> Value {
+    let o = util::tlsgap()
+        .current_dir(dir)
+        .args(["auth", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert_no_secrets(dir, &text);
+    json(&o)
+}
+
+/// No hash, salt or Authorization value of the htpasswd file in `dir` appears.
+fn assert_no_secrets(dir: &Path, text: &str) {
+    assert!(!text.contains("Authorization"), "Authorization in output");
+    assert!(!text.contains("Basic "), "a Basic credential in output");
+    for name in ["htpasswd", "htpasswd.users"] {
+        let Ok(file) = std::fs::read_to_string(dir.join(name)) else {
+            continue;
+        };
+        for line in file.lines() {
+            let Some((_, hash)) = line.split_once(':') else {
+                continue;
+            };
+            assert!(!text.contains(hash), "a hash reached the output");
+            // The salt and checksum parts of modular-crypt hashes.
+            for part in hash.split('$').filter(|p| p.len() >= 8) {
+                assert!(
+                    !text.contains(part),
+                    "part of a hash reached the output: {part}"
+                );
+            }
+            if let Some(b64) = hash.strip_prefix("{SHA}") {
+                assert!(!text.contains(b64), "a {{SHA}} hash reached the output");
+            }
+        }
+    }
+}
+
+fn users(v: &Value) -> Vec<String> {
+    v["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["user"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn user<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["user"] == name)
+        .unwrap_or_else(|| panic!("no user {name} in {v}"))
+}
+
+fn log_format(dir: &Path, conf: &str) -> String {
+    let conf = std::fs::read_to_string(dir.join(conf)).unwrap();
+    conf.lines()
+        .find(|l| l.trim_start().starts_with("LogFormat"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Observed gaps and extra latency agree with the verification time measured outside
+/// Apache: within half of it or 0.1 s (a loaded 2-core machine stretches user time).
+fn within(observed: f64, measured: f64) -> bool {
+    (observed - measured).abs() <= (0.5 * measured).max(0.1)
+}
+
+#[test]
+fn checked_in_apache_run_each_evidence_alone_and_together() {
+    let dir = util::repo_root().join("testdata/strace/real");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let verify = manifest["bcrypt"]["verify_seconds"].as_f64().unwrap();
+    let run = dir.join("apache-ff");
+    let fmt = log_format(&run, "httpd.conf");
+    let traces = "trace.*";
+
+    // htpasswd alone: the scheme decides.
+    let v = auth(&run, &["--htpasswd", "htpasswd"]);
+    assert_eq!(users(&v), ["slowuser", "shauser"]);
+    let slow = user(&v, "slowuser");
+    assert_eq!(slow["htpasswd"]["scheme"], "bcrypt");
+    assert_eq!(slow["htpasswd"]["cost"], 12);
+    assert_eq!(slow["htpasswd"]["flagged"], true);
+    assert_eq!(user(&v, "shauser")["htpasswd"]["flagged"], false);
+
+    // The log alone (with %D): the extra latency decides.
+    let v = auth(&run, &["--log", "access.log", "--log-format", &fmt]);
+    assert_eq!(users(&v), ["slowuser", "shauser"]);
+    let slow = user(&v, "slowuser");
+    assert_eq!(slow["requests"], 6, "4 good + 2 wrong passwords");
+    assert_eq!(slow["requests_401"], 2);
+    assert!(
+        within(slow["extra_latency_seconds"].as_f64().unwrap(), verify),
+        "{slow}"
+    );
+
+    // Traces alone: the gaps, tied to users by the workers' log writes.
+    let v = auth(&run, &["--traces", traces]);
+    assert_eq!(users(&v), ["slowuser"]);
+    let gaps = &user(&v, "slowuser")["observed_gaps"];
+    assert_eq!(gaps["count"], 6);
+    assert!(
+        within(gaps["p50_seconds"].as_f64().unwrap(), verify),
+        "{gaps}"
+    );
+    assert_eq!(v["attribution"]["by_log_write"], 6);
+
+    // Everything: PID and time first.
+    let v = auth(
+        &run,
+        &[
+            "--htpasswd",
+            "htpasswd",
+            "--log",
+            "access.log",
+            "--log-format",
+            &fmt,
+            "--traces",
+            traces,
+        ],
+    );
+    assert_eq!(users(&v), ["slowuser", "shauser"]);
+    assert_eq!(v["attribution"]["by_pid_and_time"], 6);
+    assert_eq!(v["attribution"]["unattributed"], 0);
+    let slow = user(&v, "slowuser");
+    assert_eq!(slow["gaps_match_prediction"], true, "{slow}");
+    assert_eq!(slow["latency_matches_prediction"], true, "{slow}");
+    assert_eq!(
+        v["htpasswd_users_without_gaps"],
+        serde_json::json!(["shauser"])
+    );
+    // Table and CSV carry no secret either.
+    for format in ["table", "csv"] {
+        let o = util::tlsgap()
+            .current_dir(&run)
+            .args([
+                "auth",
+                "--format",
+                format,
+                "--htpasswd",
+                "htpasswd",
+                "--traces",
+                traces,
+            ])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        assert_no_secrets(&run, &util::stdout(&o));
+    }
+}
+
+#[test]
+fn needs_some_evidence_and_names_a_missing_file() {
+    let o = util::tlsgap().args(["auth"]).output().unwrap();
+    assert_code(&o, 2);
+    let o = util::tlsgap()
+        .args(["auth", "--htpasswd", "/no/such/htpasswd"])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(
+        util::stderr(&o).contains("/no/such/htpasswd"),
+        "{}",
+        util::stderr(&o)
+    );
+}
