@@ -27,16 +27,15 @@ fn gap_block(out: &mut String, g: &Gap) {
         None => g.cause.as_str().to_string(),
     };
     out.push_str(&format!(
-        "{:>8}s  {}  pid {}  {} -> {}\n",
+        "{:>8}s  {}  pid {}\n",
         secs(g.seconds),
         escape::terminal(&what),
         g.pid,
-        g.start,
-        g.end
     ));
+    out.push_str(&format!("           {} -> {}\n", g.start, g.end));
     out.push_str(&format!(
         "           at {}:{}\n",
-        escape::terminal(&g.file),
+        fit(&escape::terminal(&g.file), 50),
         g.line
     ));
     if let (Some(c), true) = (&g.call, g.inside_call) {
