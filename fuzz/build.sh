@@ -32,7 +32,11 @@ for target in $(cargo fuzz list); do
     if [[ -d "regressions/$target" ]]; then
         dirs+=("regressions/$target")
     fi
-    # Real strace output seeds the strace target (read-only: new inputs go to corpus/).
+    # Hand-written seeds (read-only: new inputs go to corpus/).
+    if [[ -d "seeds/$target" ]]; then
+        dirs+=("seeds/$target")
+    fi
+    # Real strace output seeds the strace target (read-only too).
     if [[ "$target" == strace_line ]]; then
         dirs+=("../testdata/strace/forms")
     fi

@@ -5,10 +5,14 @@ Usage:
     python3 scripts/check_parquet.py FILE.parquet EXPECTED.ndjson
     python3 scripts/check_parquet.py FILE.parquet EXPECTED.csv
     python3 scripts/check_parquet.py FILE.parquet EXPECTED.ndjson --columns a,b,c
+    python3 scripts/check_parquet.py FILE.parquet EXPECTED.csv --quoted-text \
+        --types section=text,requests=int,share=float,refused=bool
 
 EXPECTED.ndjson is `tlsgap export --format ndjson` of the same input as the
 Parquet file (`tlsgap export --format parquet`); EXPECTED.csv is
-`tlsgap tls --format csv` of the same input as `tlsgap tls --format parquet`.
+`tlsgap tls --format csv` of the same input as `tlsgap tls --format parquet`, or the
+CSV of any other report written as a generic table (`whatif`, `gaps`: give the
+column types with `--types` and pass `--quoted-text`).
 
 FILE is read twice, with pyarrow and with DuckDB, and each reading must agree
 with EXPECTED:
@@ -22,6 +26,14 @@ with EXPECTED:
     columns UTF-8 strings, `share` a float, `forward_secrecy`/`aead` booleans;
   * every value (times compared as instants, plus the offset).
 
+Column types come from the column name (the lists below) unless `--types
+NAME=KIND,...` says otherwise (KIND: int, float, bool, text); a CSV column that
+neither names is text. In a CSV, an empty field is null. With `--quoted-text` (the
+CSV of a generic table, which quotes every text field), a quoted field is text and
+`""` is an empty string, an unquoted empty field is null, and every other field must
+have its column's form: quoted for text, an integer for int, a number for float,
+`true`/`false` for bool.
+
 Exits 0 when everything matches, 1 listing the differences, 2 on a usage
 error or when pyarrow/duckdb are missing.
 """
@@ -31,6 +43,7 @@ import csv
 import datetime
 import json
 import math
+import re
 import sys
 
 MAX_SHOWN = 25
@@ -103,7 +116,7 @@ def kind_of(name, values):
     die("column %s: mixed value types %s" % (name, sorted(t.__name__ for t in seen)))
 
 
-def load_ndjson(path, columns_arg):
+def load_ndjson(path, columns_arg, types):
     rows = []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -125,7 +138,7 @@ def load_ndjson(path, columns_arg):
     kinds = {}
     if names is not None:
         for name in names:
-            kinds[name] = kind_of(name, [r[name] for r in rows])
+            kinds[name] = types.get(name) or kind_of(name, [r[name] for r in rows])
     # The Parquet file carries the offset of `time` in a column of its own.
     expected_rows = []
     for i, r in enumerate(rows):
@@ -152,29 +165,96 @@ def load_ndjson(path, columns_arg):
     return names, kinds, expected_rows
 
 
-def load_csv(path):
+def read_csv_quoted(path):
+    """RFC 4180 records as lists of (text, was_quoted), which `csv` cannot tell."""
     with open(path, encoding="utf-8", newline="") as f:
-        rows = list(csv.reader(f))
+        data = f.read()
+    records = []
+    record = []
+    field = []
+    quoted = False
+    i, n = 0, len(data)
+    at_start = True  # at the start of a field
+    while i < n:
+        c = data[i]
+        if at_start and c == '"':
+            quoted = True
+            at_start = False
+            i += 1
+            while True:
+                j = data.find('"', i)
+                if j < 0:
+                    die("%s: unterminated quoted field" % path)
+                field.append(data[i:j])
+                if data.startswith('""', j):
+                    field.append('"')
+                    i = j + 2
+                else:
+                    i = j + 1
+                    break
+            if i < n and data[i] not in ',\r\n':
+                die("%s: text after a closing quote: %r" % (path, data[i:i + 20]))
+            continue
+        at_start = False
+        if c == ",":
+            record.append(("".join(field), quoted))
+            field, quoted, at_start = [], False, True
+        elif c in "\r\n":
+            if c == "\r" and data.startswith("\r\n", i):
+                i += 1
+            record.append(("".join(field), quoted))
+            records.append(record)
+            record, field, quoted, at_start = [], [], False, True
+        else:
+            field.append(c)
+        i += 1
+    if record or field or quoted:
+        record.append(("".join(field), quoted))
+        records.append(record)
+    return records
+
+
+INT_TEXT = re.compile(r"-?[0-9]+\Z")
+FLOAT_TEXT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z|-?inf\Z|NaN\Z")
+
+
+def load_csv(path, types, quoted_text):
+    if quoted_text:
+        rows = read_csv_quoted(path)
+    else:
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = [[(cell, None) for cell in row] for row in csv.reader(f)]
     if not rows:
         die("%s: empty CSV (no header)" % path)
-    names = rows[0]
-    kinds = {n: kind_of(n, []) or "text" for n in names}
+    names = [cell for cell, _ in rows[0]]
+    kinds = {n: types.get(n) or kind_of(n, []) or "text" for n in names}
     expected = []
     for i, row in enumerate(rows[1:], 2):
         if len(row) != len(names):
             die("%s:%d: %d fields, header has %d" % (path, i, len(row), len(names)))
         e = {}
-        for name, cell in zip(names, row):
+        for name, (cell, was_quoted) in zip(names, row):
             k = kinds[name]
+            if quoted_text:
+                if was_quoted != (k == "text") and not (cell == "" and not was_quoted):
+                    die("%s:%d: %s (%s) is %s%r" % (
+                        path, i, name, k, "quoted " if was_quoted else "unquoted ", cell), 1)
+                if was_quoted:
+                    e[name] = cell
+                    continue
             if cell == "":
                 e[name] = None
             elif k == "int":
+                if not INT_TEXT.match(cell):
+                    die("%s:%d: %s is %r, not an integer" % (path, i, name, cell), 1)
                 e[name] = int(cell)
             elif k == "float":
+                if not FLOAT_TEXT.match(cell):
+                    die("%s:%d: %s is %r, not a number" % (path, i, name, cell), 1)
                 e[name] = float(cell)
             elif k == "bool":
                 if cell not in ("true", "false"):
-                    die("%s:%d: %s is %r, not true/false" % (path, i, name, cell))
+                    die("%s:%d: %s is %r, not true/false" % (path, i, name, cell), 1)
                 e[name] = cell == "true"
             else:
                 e[name] = cell
@@ -324,7 +404,22 @@ def main():
     ap.add_argument("parquet")
     ap.add_argument("expected", help="NDJSON (.ndjson/.jsonl/.json) or CSV (.csv)")
     ap.add_argument("--columns", help="comma-separated column names (for an empty NDJSON)")
+    ap.add_argument("--types", metavar="NAME=KIND,...",
+                    help="column types (KIND: int, float, bool, text), over the built-in ones")
+    ap.add_argument("--quoted-text", action="store_true",
+                    help="CSV quotes every text field: quoted = text, unquoted empty = null")
     args = ap.parse_args()
+
+    types = {}
+    for item in (args.types or "").split(","):
+        if not item:
+            continue
+        name, sep, kind = item.partition("=")
+        if not sep or kind not in ("int", "float", "bool", "text"):
+            die("--types: %r is not NAME=int|float|bool|text" % item)
+        types[name] = kind
+    if args.quoted_text and not args.expected.endswith(".csv"):
+        die("--quoted-text is for a CSV")
 
     try:
         import pyarrow  # noqa: F401
@@ -335,9 +430,12 @@ def main():
 
     columns_arg = args.columns.split(",") if args.columns else None
     if args.expected.endswith(".csv"):
-        names, kinds, expected = load_csv(args.expected)
+        names, kinds, expected = load_csv(args.expected, types, args.quoted_text)
     else:
-        names, kinds, expected = load_ndjson(args.expected, columns_arg)
+        names, kinds, expected = load_ndjson(args.expected, columns_arg, types)
+    unknown = sorted(set(types) - set(names or []))
+    if unknown:
+        die("--types names columns that %s does not have: %s" % (args.expected, unknown), 1)
 
     problems = Problems()
     check_pyarrow(args.parquet, names, kinds, expected, problems)

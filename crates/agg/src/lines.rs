@@ -14,6 +14,8 @@ pub struct LineStats {
     pub parsed: u64,
     /// Malformed lines, indexed by [`Reason::index`].
     pub malformed: [u64; Reason::ALL.len()],
+    /// Parsed lines left out by a time window (`--since`/`--until`).
+    pub outside_window: u64,
 }
 
 impl LineStats {
@@ -33,6 +35,12 @@ impl LineStats {
         }
     }
 
+    /// Count a parsed line outside the time window (it is also a parsed line).
+    #[inline]
+    pub fn outside(&mut self) {
+        self.outside_window += 1;
+    }
+
     /// All malformed lines.
     pub fn malformed_total(&self) -> u64 {
         self.malformed.iter().sum()
@@ -42,6 +50,7 @@ impl LineStats {
     pub fn merge(&mut self, other: &LineStats) {
         self.total += other.total;
         self.parsed += other.parsed;
+        self.outside_window += other.outside_window;
         for (a, b) in self.malformed.iter_mut().zip(other.malformed.iter()) {
             *a += b;
         }
@@ -57,6 +66,7 @@ impl LineStats {
                 .iter()
                 .map(|r| (r.as_str(), self.malformed[r.index()]))
                 .collect(),
+            outside_window: self.outside_window,
         }
     }
 }
@@ -72,6 +82,14 @@ pub struct LinesReport {
     pub malformed: u64,
     /// Malformed lines by reason (every reason, zero included).
     pub malformed_by_reason: BTreeMap<&'static str, u64>,
+    /// Parsed lines outside `--since`/`--until` (not counted anywhere else; only
+    /// written when a window was given and left lines out).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub outside_window: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use tlsgap_agg::gaps::{pid_from_file_name, Cause, Clock, GapAnalyzer, GapOptions
 use tlsgap_agg::LineStats;
 use tlsgap_auth::{AuthFileReport, MeasureOptions};
 use tlsgap_parser::strace::{self, Body, Stamp};
-use tlsgap_parser::{Format, Role};
+use tlsgap_parser::{Format, Record, Role};
 
 use crate::cli::{AuthArgs, InputConfig, TlsFormat};
 use crate::common::{self, parse_block, BadLineSink, LinePartial};
@@ -39,41 +39,70 @@ impl Job for AuthJob<'_> {
 
     fn run(&self, block: &Block) -> AuthPartial {
         let mut requests = Vec::new();
-        let f = self.format;
-        let user_i = f.role(Role::User);
-        let status_i = f.role(Role::Status);
-        let pid_i = f.role(Role::Pid);
-        let lines = parse_block(f, block, self.keep_bad, |_, rec| {
-            let user = user_i
-                .and_then(|i| rec.value(i))
-                .filter(|u| !u.is_empty() && u.as_ref() != b"-")
-                .map(|u| tlsgap_parser::lossless_text(&u).into_owned());
-            let time = rec.time();
-            let target = rec
-                .request_parts()
-                .target
-                .or_else(|| rec.role(Role::Path))
-                .unwrap_or_default();
-            requests.push(Request {
-                user,
-                status: status_i
-                    .and_then(|i| rec.int(i))
-                    .and_then(|s| u16::try_from(s).ok()),
-                begin_us: time.map(|t| t.unix_micros()),
-                offset_minutes: time.and_then(|t| t.offset_minutes),
-                duration_us: rec.duration_us(),
-                pid: pid_i
-                    .and_then(|i| rec.int(i))
-                    .and_then(|p| u32::try_from(p).ok()),
-                kind: path_kind(&target),
-            });
+        let fields = RequestFields::new(self.format);
+        let lines = parse_block(self.format, block, self.keep_bad, |_, rec| {
+            requests.push(fields.request(rec));
         });
         AuthPartial { lines, requests }
     }
 }
 
+/// Where the fields auth evidence needs are in a format; [`RequestFields::request`]
+/// turns a parsed line into a [`Request`] (shared with `tlsgap report`).
+pub(crate) struct RequestFields {
+    user: Option<usize>,
+    status: Option<usize>,
+    pid: Option<usize>,
+}
+
+impl RequestFields {
+    pub(crate) fn new(f: &Format) -> RequestFields {
+        RequestFields {
+            user: f.role(Role::User),
+            status: f.role(Role::Status),
+            pid: f.role(Role::Pid),
+        }
+    }
+
+    pub(crate) fn request(&self, rec: &Record<'_>) -> Request {
+        let user = self
+            .user
+            .and_then(|i| rec.value(i))
+            .filter(|u| !u.is_empty() && u.as_ref() != b"-")
+            .map(|u| tlsgap_parser::lossless_text(&u).into_owned());
+        let time = rec.time();
+        let target = rec
+            .request_parts()
+            .target
+            .or_else(|| rec.role(Role::Path))
+            .unwrap_or_default();
+        Request {
+            user,
+            status: self
+                .status
+                .and_then(|i| rec.int(i))
+                .and_then(|s| u16::try_from(s).ok()),
+            begin_us: time.map(|t| t.unix_micros()),
+            offset_minutes: time.and_then(|t| t.offset_minutes),
+            duration_us: rec.duration_us(),
+            pid: self
+                .pid
+                .and_then(|i| rec.int(i))
+                .and_then(|p| u32::try_from(p).ok()),
+            kind: path_kind(&target),
+        }
+    }
+}
+
+/// Access-log evidence: the requests, their line counts, and whether an input failed.
+pub(crate) struct LogEvidence {
+    pub(crate) requests: Vec<Request>,
+    pub(crate) stats: LineStats,
+    pub(crate) failed: bool,
+}
+
 /// Read the access logs; `None` when none were given.
-fn read_logs(args: &AuthArgs) -> Result<Option<(Vec<Request>, LineStats, bool)>> {
+fn read_logs(args: &AuthArgs) -> Result<Option<LogEvidence>> {
     if args.log.is_empty() {
         return Ok(None);
     }
@@ -89,6 +118,8 @@ fn read_logs(args: &AuthArgs) -> Result<Option<(Vec<Request>, LineStats, bool)>>
         strict: false,
         invalid_lines: None,
         quiet: args.quiet,
+        state: None,
+        window: Default::default(),
     };
     let prepared = common::prepare(&cfg)?;
     let format = prepared.format.clone();
@@ -116,7 +147,11 @@ fn read_logs(args: &AuthArgs) -> Result<Option<(Vec<Request>, LineStats, bool)>>
     )?;
     let inputs = common::input_reports(&outcomes);
     let failed = inputs.iter().any(|i| i.error.is_some());
-    Ok(Some((requests, stats, failed)))
+    Ok(Some(LogEvidence {
+        requests,
+        stats,
+        failed,
+    }))
 }
 
 /// The user field of an access-log line a worker wrote (`host ident user [...`).
@@ -235,6 +270,27 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
     if args.format == TlsFormat::Parquet && out_path.is_none() {
         bail!("--format parquet needs -o PATH");
     }
+    let logs = read_logs(&args)?;
+    let (report, failed) = build_report(&args, logs)?;
+    let mut out = output::open(out_path)?;
+    match args.format {
+        TlsFormat::Table => out.write_all(table(&report).as_bytes())?,
+        TlsFormat::Csv => Csv.emit(&auth_rows(&report), &mut out)?,
+        TlsFormat::Json => emit::json(&report, &mut out)?,
+        TlsFormat::Parquet => Parquet.emit(&auth_rows(&report), &mut out)?,
+        TlsFormat::Prom => anyhow::bail!("--format prom is for `tls` and `merge`"),
+    }
+    out.finish()?;
+    Ok(ExitCode::from(u8::from(failed)))
+}
+
+/// Join the evidence `args` names (htpasswd, traces) with access-log evidence the
+/// caller read (`tlsgap auth --log`, or `tlsgap report`'s own pass over the logs).
+/// Returns the report and whether an input could not be read.
+pub(crate) fn build_report(
+    args: &AuthArgs,
+    logs: Option<LogEvidence>,
+) -> Result<(AuthReport, bool)> {
     if !(args.threshold.is_finite() && args.threshold > 0.0) {
         bail!(
             "--threshold {}: not a positive number of seconds",
@@ -283,16 +339,15 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
         }
     };
 
-    let logs = read_logs(&args)?;
-    let requests = logs.as_ref().map(|(r, stats, f)| {
-        failed |= *f;
-        if stats.malformed_total() > 0 {
+    let requests = logs.map(|l| {
+        failed |= l.failed;
+        if l.stats.malformed_total() > 0 {
             notes.push(format!(
                 "{} access-log lines did not fit the format and were skipped",
-                stats.malformed_total()
+                l.stats.malformed_total()
             ));
         }
-        r.clone()
+        l.requests
     });
 
     let (gaps, writes) = if args.traces.is_empty() {
@@ -371,15 +426,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
         threshold_seconds: args.threshold,
     });
     report.notes.extend(notes);
-    let mut out = output::open(out_path)?;
-    match args.format {
-        TlsFormat::Table => out.write_all(table(&report).as_bytes())?,
-        TlsFormat::Csv => Csv.emit(&auth_rows(&report), &mut out)?,
-        TlsFormat::Json => emit::json(&report, &mut out)?,
-        TlsFormat::Parquet => Parquet.emit(&auth_rows(&report), &mut out)?,
-    }
-    out.finish()?;
-    Ok(ExitCode::from(u8::from(failed)))
+    Ok((report, failed))
 }
 
 fn ms(x: Option<f64>) -> String {

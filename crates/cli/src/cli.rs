@@ -57,6 +57,14 @@ pub enum Command {
     /// -T -yy of the workers): the observed auth gaps, tied to users. Never prints a
     /// hash, a salt or an Authorization value.
     Auth(AuthArgs),
+    /// One report of everything: an HTML page (--html FILE) and/or plain text.
+    ///
+    /// Protocol and cipher distribution, protocol share over time, verdict summary,
+    /// what the three Mozilla profiles would refuse, malformed lines, and with
+    /// --htpasswd/--traces the per-user authentication cost. The page is one
+    /// self-contained file: inline CSS and SVG charts, no scripts, nothing fetched.
+    /// The text goes to standard output (or -o) unless only --html is given.
+    Report(crate::report_cmd::ReportArgs),
     /// What the cipher-suite catalogue knows about suites.
     ///
     /// With names (OpenSSL, old alias or IANA), every fact about each: code, names,
@@ -64,6 +72,19 @@ pub enum Command {
     /// secrecy, AEAD, export, IANA's recommendation and the verdict. Without names, the
     /// whole table, filtered with --verdict and --protocol. Exit 1 if a name is unknown.
     Ciphers(CiphersArgs),
+    /// Monitoring plugin: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, with perfdata.
+    ///
+    /// Prints one status line (`TLSGAP WARNING - legacy protocols 4.20% (warn 1%, crit
+    /// 5%), ... | legacy_share=0.042;0.01;0.05;0;1 ...`). Shares are 0-1; a figure over
+    /// its threshold raises the state. Unreadable input (a missing file, a truncated
+    /// .gz, nothing parsed) and usage errors are UNKNOWN.
+    Check(crate::check_cmd::CheckArgs),
+    /// The `tls` report over exported Parquet datasets, across hosts and days.
+    ///
+    /// Reads every *.parquet under the given directories (or matching a quoted glob),
+    /// as written by `export --format parquet [--partition-by date]`, and counts the
+    /// columns client, tls_protocol and tls_cipher as `tls` counts log lines.
+    Merge(crate::merge_cmd::MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     ///
     /// For example: `tlsgap completions bash > /etc/bash_completion.d/tlsgap`.
@@ -116,6 +137,12 @@ pub struct InputArgs {
     /// No notes on standard error (detected format, summary line).
     #[arg(short, long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub state: crate::state::StateArgs,
+
+    #[command(flatten)]
+    pub window: crate::window::WindowArgs,
 }
 
 /// `tlsgap tls`.
@@ -132,6 +159,12 @@ pub struct TlsArgs {
     /// request decides its protocol and cipher).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = CountArg::Requests)]
     pub count: CountArg,
+
+    /// Also the requests per protocol per day or hour (local in --tz), for trend
+    /// charts: a section under the table, `periods` in JSON; CSV and Parquet then hold
+    /// the period rows (period, period_start, protocol, count, share).
+    #[arg(long, value_enum, value_name = "PERIOD")]
+    pub by: Option<crate::window::Period>,
 }
 
 /// `tlsgap export`.
@@ -143,6 +176,25 @@ pub struct ExportArgs {
     /// Output format (parquet needs `-o`).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormat::Ndjson)]
     pub format: ExportFormat,
+
+    /// Write a hive-style dataset into the directory `-o DIR` (parquet only).
+    ///
+    /// `date`: DIR/date=YYYY-MM-DD/part-HOST-N.parquet, the date of each line in the
+    /// log's own UTC offset. Re-exporting a day replaces this host's parts of that day.
+    #[arg(long, value_enum, value_name = "KEY", requires = "output")]
+    pub partition_by: Option<PartitionBy>,
+
+    /// Host name in the part file names (default: this machine's; sanitized to
+    /// `[A-Za-z0-9._-]`). Only with --partition-by.
+    #[arg(long, value_name = "NAME", requires = "partition_by")]
+    pub host: Option<String>,
+}
+
+/// `export --partition-by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartitionBy {
+    /// One directory per day (`date=YYYY-MM-DD`).
+    Date,
 }
 
 /// `tlsgap whatif`.
@@ -294,6 +346,9 @@ pub enum TlsFormat {
     Json,
     /// The CSV columns as a Parquet file (needs `-o`).
     Parquet,
+    /// Prometheus text exposition format, for node_exporter's textfile collector
+    /// (`tls` only; write it with `-o DIR/tlsgap.prom`).
+    Prom,
 }
 
 /// Output formats of `export`.
@@ -333,6 +388,10 @@ pub struct InputConfig {
     pub invalid_lines: Option<PathBuf>,
     /// No notes on stderr.
     pub quiet: bool,
+    /// `--state`: continue where the last run stopped.
+    pub state: Option<crate::state::StateConfig>,
+    /// `--since`, `--until`, `--tz` as given (resolved by `common::prepare`).
+    pub window: crate::window::WindowArgs,
 }
 
 impl From<InputArgs> for InputConfig {
@@ -357,6 +416,8 @@ impl From<InputArgs> for InputConfig {
             strict: a.strict,
             invalid_lines: a.invalid_lines,
             quiet: a.quiet,
+            state: a.state.config(),
+            window: a.window,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 use anyhow::{bail, Context, Result};
 use tlsgap_agg::{InputReport, LineStats};
 use tlsgap_parser::detect::detect;
-use tlsgap_parser::{Format, LineParser, Reason, Record};
+use tlsgap_parser::{Format, LineParser, Reason, Record, Role};
 
 use crate::cli::InputConfig;
 use crate::engine::{self, Block, BlockMeta, InputOutcome, Job};
@@ -40,7 +40,22 @@ pub struct LinePartial {
     pub bad: Vec<BadLine>,
 }
 
-/// Parse every line of `block`, calling `on_ok(rel_line, record)` for good ones.
+/// The time window of this run (`--since`/`--until`), set once by [`prepare`]: one
+/// process runs one command, and every job's line loop consults it.
+static WINDOW: std::sync::OnceLock<crate::window::Window> = std::sync::OnceLock::new();
+
+/// Whether `rec` falls in the run's time window (no window: always). A line without a
+/// time is outside any window.
+#[inline]
+fn in_window(rec: &Record<'_>) -> bool {
+    match WINDOW.get() {
+        None => true,
+        Some(w) => rec.time().is_some_and(|t| w.contains(&t)),
+    }
+}
+
+/// Parse every line of `block`, calling `on_ok(rel_line, record)` for good ones (in
+/// the time window).
 pub fn parse_block<'a>(
     format: &'a Format,
     block: &'a Block,
@@ -62,7 +77,11 @@ pub fn parse_block<'a>(
         match result {
             Ok(()) => {
                 part.stats.ok();
-                on_ok(i as u64, &rec);
+                if in_window(&rec) {
+                    on_ok(i as u64, &rec);
+                } else {
+                    part.stats.outside();
+                }
             }
             Err(reason) => {
                 part.stats.bad(reason);
@@ -88,16 +107,52 @@ pub struct Prepared {
     pub names: Vec<String>,
     /// The format.
     pub format: Format,
+    /// `--state`: the locked state and what to read of each input.
+    pub state: Option<(crate::state::Session, Vec<crate::state::ReadPlan>)>,
 }
 
 /// Open every input and settle the format (`auto` looks at the first lines).
 pub fn prepare(cfg: &InputConfig) -> Result<Prepared> {
-    let mut inputs: Vec<Result<Input, String>> = cfg
-        .files
-        .iter()
-        .map(|name| Input::open(name).map_err(|e| format!("cannot open: {e}")))
-        .collect();
-    for (name, input) in cfg.files.iter().zip(&inputs) {
+    let (names, mut inputs, state) = match &cfg.state {
+        None => (
+            cfg.files.clone(),
+            cfg.files
+                .iter()
+                .map(|name| Input::open(name).map_err(|e| format!("cannot open: {e}")))
+                .collect::<Vec<_>>(),
+            None,
+        ),
+        Some(sc) => {
+            let session = crate::state::Session::open(sc)?;
+            let plans = session.plan(&cfg.files);
+            for p in &plans {
+                if p.lossy || (!cfg.quiet && p.start > 0) || (!cfg.quiet && p.is_rotated_sibling())
+                {
+                    eprintln!(
+                        "tlsgap: {}: {} (from byte {})",
+                        escape::terminal(&p.path),
+                        p.reason,
+                        p.start
+                    );
+                }
+            }
+            let inputs = plans
+                .iter()
+                .map(|p| p.open().map_err(|e| format!("cannot open: {e}")))
+                .collect();
+            let names = plans.iter().map(|p| p.path.clone()).collect();
+            (names, inputs, Some((session, plans)))
+        }
+    };
+    let wa = &cfg.window;
+    if wa.since.is_some() || wa.until.is_some() {
+        let (w, zone) = wa.resolve()?;
+        if !cfg.quiet {
+            eprintln!("tlsgap: time window {}", w.describe(&zone));
+        }
+        let _ = WINDOW.set(w);
+    }
+    for (name, input) in names.iter().zip(&inputs) {
         if let Err(e) = input {
             eprintln!("tlsgap: {}: {e}", escape::terminal(name));
         }
@@ -106,14 +161,18 @@ pub fn prepare(cfg: &InputConfig) -> Result<Prepared> {
         bail!("no input could be opened");
     }
     let format = if cfg.log_format == "auto" {
-        auto_format(&mut inputs, &cfg.files, cfg.quiet)?
+        auto_format(&mut inputs, &names, cfg.quiet)?
     } else {
         Format::compile(&cfg.log_format).map_err(|e| anyhow::anyhow!("--log-format: {e}"))?
     };
+    if WINDOW.get().is_some() && !format.has(Role::Time) {
+        bail!("--since/--until need a time in the log format (%t, $time_local, $time_iso8601)");
+    }
     Ok(Prepared {
         inputs,
-        names: cfg.files.clone(),
+        names,
         format,
+        state,
     })
 }
 
@@ -257,23 +316,49 @@ pub fn run_job<J: Job>(
 ) -> Result<Vec<InputOutcome>> {
     let mut failure: Option<anyhow::Error> = None;
     let names = prepared.names.clone();
-    let outcomes = engine::run(prepared.inputs, &names, cfg.jobs, job, |meta, mut out| {
-        let lines = split(&mut out);
-        stats.merge(&lines.stats);
-        let go_on = bad_sink.take(&names, meta, &lines.bad);
-        let merged = merge(meta, out);
-        match (go_on, merged) {
-            (Ok(go), Ok(())) => go,
-            (Err(e), _) | (_, Err(e)) => {
-                failure = Some(e);
-                false
-            }
-        }
-    });
+    let progress = crate::progress::Progress::start(cfg.quiet, &prepared);
+    let hold_tail: Vec<bool> = match &prepared.state {
+        Some((_, plans)) => plans.iter().map(|p| !p.include_unterminated_tail).collect(),
+        None => vec![false; names.len()],
+    };
+    let mut stopped = false;
+    let outcomes = engine::run(
+        prepared.inputs,
+        &names,
+        &hold_tail,
+        cfg.jobs,
+        job,
+        |meta, mut out| {
+            let lines = split(&mut out);
+            stats.merge(&lines.stats);
+            let go_on = bad_sink.take(&names, meta, &lines.bad);
+            let merged = merge(meta, out);
+            let go = match (go_on, merged) {
+                (Ok(go), Ok(())) => go,
+                (Err(e), _) | (_, Err(e)) => {
+                    failure = Some(e);
+                    false
+                }
+            };
+            stopped |= !go;
+            go
+        },
+    );
+    drop(progress);
     if let Some(e) = failure {
         return Err(e);
     }
     bad_sink.finish()?;
+    // Remember how far each input was read, unless the run stopped early (the reader
+    // may then be ahead of what was counted).
+    if let (Some((mut session, plans)), false) = (prepared.state, stopped) {
+        for (plan, outcome) in plans.iter().zip(&outcomes) {
+            if outcome.opened {
+                session.record(plan, outcome.bytes);
+            }
+        }
+        session.save()?;
+    }
     Ok(outcomes)
 }
 

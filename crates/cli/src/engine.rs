@@ -5,11 +5,15 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use crate::input::{describe_read_error, Input};
+
+/// Bytes (decompressed) the reader has taken from all inputs so far, for the progress
+/// bar.
+pub static BYTES_READ: AtomicU64 = AtomicU64::new(0);
 
 /// Target block size: large enough that per-block costs vanish, small enough that
 /// memory stays flat (blocks in flight ≈ 2 per worker).
@@ -94,6 +98,8 @@ pub struct InputOutcome {
     pub error: Option<String>,
     /// Whether it could be opened at all.
     pub opened: bool,
+    /// Bytes of the blocks delivered (whole lines; for `--state`).
+    pub bytes: u64,
 }
 
 /// A block's metadata as the sink sees it.
@@ -105,6 +111,8 @@ pub struct BlockMeta {
     pub lines: u64,
     /// Lines of the same input before this block.
     pub line_base: u64,
+    /// Bytes in the block.
+    pub bytes: u64,
 }
 
 fn count_lines(data: &[u8]) -> u64 {
@@ -114,9 +122,13 @@ fn count_lines(data: &[u8]) -> u64 {
 
 /// Run `job` over `inputs` with `jobs` workers; `sink` receives every block's result
 /// in order and returns `false` to stop early. Returns what happened to each input.
+///
+/// `hold_tail[i]` keeps a final line without a newline out of input `i` (a live log
+/// being written; `--state` reads it next time).
 pub fn run<J: Job>(
     inputs: Vec<Result<Input, String>>,
     names: &[String],
+    hold_tail: &[bool],
     jobs: usize,
     job: &J,
     mut sink: impl FnMut(BlockMeta, J::Out) -> bool,
@@ -143,7 +155,10 @@ pub fn run<J: Job>(
         {
             let stop = Arc::clone(&stop);
             let outcomes = Arc::clone(&outcomes);
-            s.spawn(move || read_blocks(inputs, block_tx, recycle_rx, &stop, &outcomes, count));
+            let hold = hold_tail.to_vec();
+            s.spawn(move || {
+                read_blocks(inputs, &hold, block_tx, recycle_rx, &stop, &outcomes, count)
+            });
         }
         for _ in 0..workers {
             let rx = Arc::clone(&block_rx);
@@ -153,10 +168,13 @@ pub fn run<J: Job>(
         }
         drop(recycle_tx);
         drop(out_tx);
-        let lines = deliver(&out_rx, &stop, &mut sink);
+        let (lines, bytes) = deliver(&out_rx, &stop, &mut sink);
         if let Ok(mut o) = outcomes.lock() {
             for (o, n) in o.iter_mut().zip(lines) {
                 o.lines = n;
+            }
+            for (o, b) in o.iter_mut().zip(bytes) {
+                o.bytes = b;
             }
         }
     });
@@ -180,6 +198,7 @@ fn work<J: Job>(
             input: block.input,
             lines: count_lines(&block.data),
             line_base: block.line_base.unwrap_or(0),
+            bytes: block.data.len() as u64,
         };
         // The reader may be gone already; then the buffer is simply dropped.
         let _ = recycle.send(block.data);
@@ -193,10 +212,11 @@ fn deliver<O>(
     rx: &Receiver<(u64, BlockMeta, O)>,
     stop: &AtomicBool,
     sink: &mut impl FnMut(BlockMeta, O) -> bool,
-) -> Vec<u64> {
+) -> (Vec<u64>, Vec<u64>) {
     let mut next = 0u64;
     let mut pending: BTreeMap<u64, (BlockMeta, O)> = BTreeMap::new();
     let mut bases: Vec<u64> = Vec::new();
+    let mut bytes: Vec<u64> = Vec::new();
     for (seq, meta, out) in rx {
         if stop.load(Ordering::Relaxed) {
             continue;
@@ -211,6 +231,12 @@ fn deliver<O>(
                 meta.line_base = *base;
                 *base += meta.lines;
             }
+            if bytes.len() <= meta.input {
+                bytes.resize(meta.input + 1, 0);
+            }
+            if let Some(b) = bytes.get_mut(meta.input) {
+                *b += meta.bytes;
+            }
             if !sink(meta, out) {
                 stop.store(true, Ordering::Relaxed);
                 pending.clear();
@@ -218,11 +244,12 @@ fn deliver<O>(
             }
         }
     }
-    bases
+    (bases, bytes)
 }
 
 fn read_blocks(
     inputs: Vec<Result<Input, String>>,
+    hold_tail: &[bool],
     tx: SyncSender<Block>,
     recycled: Receiver<Vec<u8>>,
     stop: &AtomicBool,
@@ -287,6 +314,7 @@ fn read_blocks(
                     Ok(n) => {
                         filled += n;
                         bytes += n as u64;
+                        BYTES_READ.fetch_add(n as u64, Ordering::Relaxed);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {
@@ -299,12 +327,15 @@ fn read_blocks(
                 }
             }
             buf.truncate(filled);
-            let cut = if eof {
+            let hold = eof && !damaged && hold_tail.get(idx).copied().unwrap_or(false);
+            let cut = if eof && !hold {
                 buf.len()
             } else {
-                memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1)
+                memchr::memrchr(b'\n', &buf).map_or(if eof { 0 } else { buf.len() }, |p| p + 1)
             };
-            carry.extend_from_slice(buf.get(cut..).unwrap_or(&[]));
+            if !hold {
+                carry.extend_from_slice(buf.get(cut..).unwrap_or(&[]));
+            }
             buf.truncate(cut);
             if !buf.is_empty() {
                 let line_base = count.then_some(base);

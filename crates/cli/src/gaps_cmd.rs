@@ -118,6 +118,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
         TlsFormat::Csv => Csv.emit(&gap_table(&report), &mut out)?,
         TlsFormat::Json => emit::json(&report, &mut out)?,
         TlsFormat::Parquet => Parquet.emit(&gap_table(&report), &mut out)?,
+        TlsFormat::Prom => anyhow::bail!("--format prom is for `tls` and `merge`"),
     }
     out.finish()?;
     let failed = inputs.iter().any(|i| i.error.is_some());

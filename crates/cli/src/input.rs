@@ -6,7 +6,7 @@
 //! mapping kills the process with SIGBUS, while a short read is just the end.
 
 use std::fs::File;
-use std::io::{self, BufReader, Cursor, Read};
+use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom};
 
 /// The compression of an input, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +86,56 @@ impl Input {
             pending_error: None,
             reader,
         })
+    }
+
+    /// Open `name` positioned `offset` bytes into its decompressed content (for
+    /// incremental runs, see [`crate::state`]): plain files seek, compressed ones skip
+    /// `offset` decompressed bytes. An offset past the end gives an input that is at
+    /// its end. Standard input cannot start at an offset other than 0.
+    pub fn open_at(name: &str, offset: u64) -> io::Result<Input> {
+        if offset == 0 {
+            return Input::open(name);
+        }
+        if name == "-" {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "standard input cannot be read from an offset",
+            ));
+        }
+        let mut file = File::open(name)?;
+        if file.metadata()?.is_dir() {
+            return Err(io::Error::other("is a directory"));
+        }
+        let mut magic = Vec::with_capacity(4);
+        (&mut file).take(4).read_to_end(&mut magic)?;
+        let compression = Compression::sniff(&magic);
+        // Sniff and decode from the same open file, so that a rotation between the two
+        // cannot mix two files.
+        let reader: Box<dyn Read + Send> = if compression == Compression::None {
+            file.seek(SeekFrom::Start(offset))?;
+            Box::new(BufReader::with_capacity(1 << 16, file))
+        } else {
+            file.seek(SeekFrom::Start(0))?;
+            let raw = BufReader::with_capacity(1 << 16, file);
+            match compression {
+                Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
+                Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw)?),
+                Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
+                Compression::None => Box::new(raw),
+            }
+        };
+        let mut input = Input {
+            name: name.to_string(),
+            compression,
+            head: Vec::new(),
+            head_pos: 0,
+            pending_error: None,
+            reader,
+        };
+        if compression != Compression::None {
+            io::copy(&mut (&mut input).take(offset), &mut io::sink())?;
+        }
+        Ok(input)
     }
 
     /// Up to `n` first bytes (decompressed), without consuming them.

@@ -2,6 +2,7 @@
 //! `main.rs` only calls [`run`].
 
 pub mod auth_cmd;
+pub mod check_cmd;
 pub mod ciphers_cmd;
 pub mod cli;
 pub mod common;
@@ -12,10 +13,16 @@ pub mod export_cmd;
 pub mod gaps_cmd;
 pub mod gaps_table;
 pub mod input;
+pub mod merge_cmd;
 pub mod output;
+pub mod progress;
+pub mod prom;
+pub mod report_cmd;
+pub mod state;
 pub mod tls_cmd;
 pub mod uakind;
 pub mod whatif_cmd;
+pub mod window;
 
 use std::process::ExitCode;
 
@@ -24,9 +31,13 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 
-/// Parse the command line and run the command. Usage errors exit 2 (clap's own).
+/// Parse the command line and run the command. Usage errors exit 2 (clap's own), 3 for
+/// `check` (the monitoring-plugin convention).
 pub fn run() -> Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return Ok(check_cmd::clap_error_exit(err)),
+    };
     match cli.command {
         Command::Tls(args) => tls_cmd::run(args),
         Command::Export(args) => export_cmd::run(args),
@@ -34,6 +45,9 @@ pub fn run() -> Result<ExitCode> {
         Command::Whatif(args) => whatif_cmd::run(args),
         Command::Gaps(args) => gaps_cmd::run(args),
         Command::Auth(args) => auth_cmd::run(args),
+        Command::Report(args) => report_cmd::run(args),
+        Command::Check(args) => check_cmd::run(args),
+        Command::Merge(args) => merge_cmd::run(args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "tlsgap", &mut std::io::stdout());

@@ -1,9 +1,13 @@
 //! `tlsgap tls`: the protocol and cipher distribution.
 
+use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use tlsgap_agg::{CountMode, LineStats, TlsAgg};
+use rustc_hash::FxHashMap;
+use tlsgap_agg::{Cell, CellType, Rows};
+use tlsgap_agg::{CountMode, InputReport, LineStats, TlsAgg, TlsReport};
 use tlsgap_parser::{Format, Role};
 
 use crate::cli::{CountArg, InputConfig, TlsArgs, TlsFormat};
@@ -11,6 +15,7 @@ use crate::common::{self, parse_block, BadLineSink, LinePartial};
 use crate::emit::{Csv, Emitter, Json, Parquet, Table};
 use crate::engine::{Block, Job};
 use crate::output;
+use crate::window::{period_key, resolve_tz, Period, PeriodKey, Zone};
 
 struct TlsJob<'f> {
     format: &'f Format,
@@ -19,27 +24,143 @@ struct TlsJob<'f> {
     client: Option<usize>,
     protocol: Option<usize>,
     cipher: Option<usize>,
+    by: Option<(Period, Zone)>,
 }
+
+/// Requests per protocol (`plain` for none) per period, in time order.
+pub(crate) type PeriodCounts = BTreeMap<PeriodKey, BTreeMap<String, u64>>;
 
 struct TlsPartial {
     lines: LinePartial,
     agg: TlsAgg,
+    newest_us: Option<i64>,
+    periods: PeriodCounts,
 }
+
+/// 15 minutes: every zone offset in use is a multiple, so a local period never starts
+/// inside such a slice of UTC time, and one lookup per slice suffices.
+const SLICE_US: i64 = 15 * 60 * 1_000_000;
 
 impl Job for TlsJob<'_> {
     type Out = TlsPartial;
 
     fn run(&self, block: &Block) -> TlsPartial {
         let mut agg = TlsAgg::new(self.mode);
+        let mut newest_us: Option<i64> = None;
+        let mut periods = PeriodCounts::new();
+        let mut slices: FxHashMap<i64, PeriodKey> = FxHashMap::default();
         let lines = parse_block(self.format, block, self.keep_bad, |_, rec| {
+            let protocol = self.protocol.and_then(|i| rec.raw(i));
             agg.add(
                 self.client.and_then(|i| rec.raw(i)),
-                self.protocol.and_then(|i| rec.raw(i)),
+                protocol,
                 self.cipher.and_then(|i| rec.raw(i)),
             );
+            let Some(t) = rec.time() else { return };
+            let us = t.unix_micros();
+            newest_us = Some(newest_us.map_or(us, |n| n.max(us)));
+            if let Some((period, zone)) = &self.by {
+                let slice = us.div_euclid(SLICE_US);
+                let key = slices
+                    .entry(slice)
+                    .or_insert_with(|| period_key(slice * SLICE_US, *period, zone));
+                let name = match protocol.filter(|p| !p.is_empty() && *p != b"-") {
+                    Some(p) => tlsgap_parser::lossless_text(p).into_owned(),
+                    None => "plain".to_string(),
+                };
+                *periods
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(name)
+                    .or_default() += 1;
+            }
         });
-        TlsPartial { lines, agg }
+        TlsPartial {
+            lines,
+            agg,
+            newest_us,
+            periods,
+        }
     }
+}
+
+/// What a TLS job over the inputs found.
+pub(crate) struct Collected {
+    /// The distribution (with line counts and inputs).
+    pub report: TlsReport,
+    /// Line counts.
+    pub stats: LineStats,
+    /// The inputs, with what went wrong reading each (also reported on stderr).
+    pub inputs: Vec<InputReport>,
+    /// `--strict` stopped at a malformed line (already reported on stderr); the
+    /// figures then cover only what came before it.
+    pub strict_hit: bool,
+    /// The newest line's time, µs since the epoch.
+    pub newest_us: Option<i64>,
+    /// `--by`: requests per protocol per period.
+    pub periods: PeriodCounts,
+}
+
+/// Open the inputs, settle the format and run the TLS job over them. Errors: no input
+/// could be opened, a bad `--log-format`, or a format without TLS fields.
+pub(crate) fn collect(
+    cfg: &InputConfig,
+    mode: CountMode,
+    by: Option<(Period, Zone)>,
+) -> Result<Collected> {
+    let prepared = common::prepare(cfg)?;
+    let format = prepared.format.clone();
+    if !format.has(Role::TlsProtocol) && !format.has(Role::TlsCipher) {
+        bail!(
+            "the log format has no TLS protocol or cipher field: add %{{SSL_PROTOCOL}}x \
+             %{{SSL_CIPHER}}x (Apache) or $ssl_protocol $ssl_cipher (nginx) to the server's \
+             format, or pass the right one with --log-format"
+        );
+    }
+    let mut bad = BadLineSink::new(cfg)?;
+    let job = TlsJob {
+        format: &format,
+        mode,
+        keep_bad: bad.wants_lines(),
+        client: format.role(Role::Client),
+        protocol: format.role(Role::TlsProtocol),
+        cipher: format.role(Role::TlsCipher),
+        by,
+    };
+    let mut total = TlsAgg::new(mode);
+    let mut newest_us: Option<i64> = None;
+    let mut periods = PeriodCounts::new();
+    let mut stats = LineStats::default();
+    let outcomes = common::run_job(
+        cfg,
+        prepared,
+        &job,
+        &mut bad,
+        &mut stats,
+        |p| std::mem::take(&mut p.lines),
+        |_, p| {
+            total.merge(p.agg);
+            newest_us = newest_us.max(p.newest_us);
+            for (k, protocols) in p.periods {
+                let slot = periods.entry(k).or_default();
+                for (name, n) in protocols {
+                    *slot.entry(name).or_default() += n;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let inputs = common::input_reports(&outcomes);
+    let strict_hit = bad.report_strict_hit();
+    let report = total.report(&stats, inputs.clone());
+    Ok(Collected {
+        report,
+        stats,
+        inputs,
+        strict_hit,
+        newest_us,
+        periods,
+    })
 }
 
 /// Run `tlsgap tls`.
@@ -53,57 +174,166 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
     if format_choice == TlsFormat::Parquet && cfg.output.is_none() {
         bail!("--format parquet needs -o PATH");
     }
-    let prepared = common::prepare(&cfg)?;
-    let format = prepared.format.clone();
-    if !format.has(Role::TlsProtocol) && !format.has(Role::TlsCipher) {
-        bail!(
-            "the log format has no TLS protocol or cipher field: add %{{SSL_PROTOCOL}}x \
-             %{{SSL_CIPHER}}x (Apache) or $ssl_protocol $ssl_cipher (nginx) to the server's \
-             format, or pass the right one with --log-format"
-        );
-    }
-    let mut bad = BadLineSink::new(&cfg)?;
-    let job = TlsJob {
-        format: &format,
-        mode,
-        keep_bad: bad.wants_lines(),
-        client: format.role(Role::Client),
-        protocol: format.role(Role::TlsProtocol),
-        cipher: format.role(Role::TlsCipher),
+    let by = match args.by {
+        Some(p) => Some((p, resolve_tz(cfg.window.tz.as_deref())?)),
+        None => None,
     };
-    let mut total = TlsAgg::new(mode);
-    let mut stats = LineStats::default();
-    let outcomes = common::run_job(
-        &cfg,
-        prepared,
-        &job,
-        &mut bad,
-        &mut stats,
-        |p| std::mem::take(&mut p.lines),
-        |_, p| {
-            total.merge(p.agg);
-            Ok(())
-        },
-    )?;
-    let inputs = common::input_reports(&outcomes);
-    if bad.report_strict_hit() {
+    let zone = by.as_ref().map(|(_, z)| z.clone());
+    let Collected {
+        report,
+        stats,
+        inputs,
+        strict_hit,
+        newest_us,
+        periods,
+    } = collect(&cfg, mode, by)?;
+    if strict_hit {
         return Ok(ExitCode::from(1));
     }
     let summary = common::summary_line(&stats, &inputs);
-    let report = total.report(&stats, inputs.clone());
     let mut out = output::open(cfg.output.as_deref())?;
-    match format_choice {
-        TlsFormat::Table => Table {
-            summary: summary.clone(),
+    let period_rows = zone.as_ref().map(|z| period_rows(&periods, z));
+    match (format_choice, &period_rows) {
+        (TlsFormat::Table, _) => {
+            Table {
+                summary: summary.clone(),
+            }
+            .emit(&report, &mut out)?;
+            if let Some(rows) = &period_rows {
+                out.write_all(period_table(rows).as_bytes())?;
+            }
         }
-        .emit(&report, &mut out)?,
-        TlsFormat::Csv => Csv.emit(&report, &mut out)?,
-        TlsFormat::Json => Json.emit(&report, &mut out)?,
-        TlsFormat::Parquet => Parquet.emit(&report, &mut out)?,
+        (TlsFormat::Csv, Some(rows)) => Csv.emit(rows, &mut out)?,
+        (TlsFormat::Csv, None) => Csv.emit(&report, &mut out)?,
+        (TlsFormat::Json, Some(rows)) => {
+            let mut v = serde_json::to_value(&report)?;
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("periods".into(), periods_json(rows));
+            }
+            crate::emit::json(&v, &mut out)?;
+        }
+        (TlsFormat::Json, None) => Json.emit(&report, &mut out)?,
+        (TlsFormat::Parquet, Some(rows)) => Parquet.emit(rows, &mut out)?,
+        (TlsFormat::Parquet, None) => Parquet.emit(&report, &mut out)?,
+        (TlsFormat::Prom, _) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            let newest = newest_us.map(|us| us as f64 / 1e6);
+            out.write_all(crate::prom::render(&report, newest, now).as_bytes())?;
+        }
     }
     out.finish()?;
     if format_choice != TlsFormat::Table && !cfg.quiet {
         eprintln!("tlsgap: {summary}");
     }
     Ok(ExitCode::from(common::exit_code(&inputs, false)))
+}
+
+/// Columns of the `--by` table.
+const PERIOD_COLUMNS: [(&str, CellType); 5] = [
+    ("period", CellType::Text),
+    ("period_start", CellType::Text),
+    ("protocol", CellType::Text),
+    ("count", CellType::Int),
+    ("share", CellType::Float),
+];
+
+/// One row per period and protocol (`plain` included), shares within the period.
+fn period_rows(periods: &PeriodCounts, zone: &Zone) -> Rows {
+    let mut rows = Rows::new(&PERIOD_COLUMNS);
+    for (key, protocols) in periods {
+        let total: u64 = protocols.values().sum();
+        let mut sorted: Vec<(&String, &u64)> = protocols.iter().collect();
+        sorted.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        for (name, n) in sorted {
+            rows.push(vec![
+                key.label.as_str().into(),
+                zone.format_micros(key.start_us).into(),
+                name.as_str().into(),
+                (*n).into(),
+                Cell::Float(if total == 0 {
+                    0.0
+                } else {
+                    *n as f64 / total as f64
+                }),
+            ]);
+        }
+    }
+    rows
+}
+
+fn text(c: Option<&Cell>) -> String {
+    match c {
+        Some(Cell::Text(s)) => s.clone(),
+        Some(Cell::Int(n)) => n.to_string(),
+        Some(Cell::Float(x)) => x.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The `periods` array of the JSON output: `{period, start, total, protocols[]}`.
+fn periods_json(rows: &Rows) -> serde_json::Value {
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for r in &rows.rows {
+        let (period, start) = (text(r.first()), text(r.get(1)));
+        let count = match r.get(3) {
+            Some(Cell::Int(n)) => *n,
+            _ => 0,
+        };
+        let share = match r.get(4) {
+            Some(Cell::Float(x)) => *x,
+            _ => 0.0,
+        };
+        let entry = serde_json::json!({"protocol": text(r.get(2)), "count": count, "share": share});
+        match out.last_mut() {
+            Some(last) if last["period"] == period.as_str() => {
+                if let Some(a) = last["protocols"].as_array_mut() {
+                    a.push(entry);
+                }
+                last["total"] = (last["total"].as_i64().unwrap_or(0) + count).into();
+            }
+            _ => out.push(serde_json::json!({
+                "period": period, "start": start, "total": count, "protocols": [entry]
+            })),
+        }
+    }
+    serde_json::Value::Array(out)
+}
+
+/// The `--by` section under the table: each period's requests and protocol shares.
+fn period_table(rows: &Rows) -> String {
+    let mut lines: Vec<(String, u64, Vec<String>)> = Vec::new();
+    for r in &rows.rows {
+        let period = text(r.first());
+        let n = match r.get(3) {
+            Some(Cell::Int(n)) => u64::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
+        let share = match r.get(4) {
+            Some(Cell::Float(x)) => *x,
+            _ => 0.0,
+        };
+        let item = format!(
+            "{} {}",
+            crate::escape::terminal(&text(r.get(2))),
+            crate::emit::percent(share)
+        );
+        match lines.last_mut() {
+            Some(l) if l.0 == period => {
+                l.1 += n;
+                l.2.push(item);
+            }
+            _ => lines.push((period, n, vec![item])),
+        }
+    }
+    let mut out = String::from("\nby period (requests; protocol shares within the period)\n");
+    for (period, n, items) in lines {
+        out.push_str(&format!(
+            "{period:<14}{:>11}  {}\n",
+            crate::emit::thousands(n),
+            crate::emit::fit(&items.join("  "), 52)
+        ));
+    }
+    out
 }

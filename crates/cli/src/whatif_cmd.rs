@@ -128,6 +128,7 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
         TlsFormat::Csv => Csv.emit(&whatif_rows(&report), &mut out)?,
         TlsFormat::Json => emit::json(&report, &mut out)?,
         TlsFormat::Parquet => Parquet.emit(&whatif_rows(&report), &mut out)?,
+        TlsFormat::Prom => anyhow::bail!("--format prom is for `tls` and `merge`"),
     }
     out.finish()?;
     if format_choice != TlsFormat::Table && !cfg.quiet {

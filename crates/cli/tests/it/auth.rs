@@ -229,27 +229,49 @@ fn check_real_auth(dir: &Path) {
     for u in &ranked {
         let row = user(&v, u);
         assert_eq!(row["requests"], m["users"][u]["requests"]["total"], "{u}");
-        assert_eq!(row["requests_401"], m["users"][u]["requests"]["unauthorized"], "{u}");
+        assert_eq!(
+            row["requests_401"], m["users"][u]["requests"]["unauthorized"],
+            "{u}"
+        );
         let extra = row["extra_latency_seconds"].as_f64().unwrap();
-        assert!(within(extra, verify(u)), "{u}: extra {extra} vs {}", verify(u));
+        assert!(
+            within(extra, verify(u)),
+            "{u}: extra {extra} vs {}",
+            verify(u)
+        );
     }
     let v = auth(dir, &["--traces", traces]);
     check_order(&v, "traces alone", false);
     for u in &ranked {
         let g = &user(&v, u)["observed_gaps"];
-        assert_eq!(g["count"], m["users"][u]["requests"]["total"], "{u}: one gap per request");
+        assert_eq!(
+            g["count"], m["users"][u]["requests"]["total"],
+            "{u}: one gap per request"
+        );
         let p50 = g["p50_seconds"].as_f64().unwrap();
         assert!(within(p50, verify(u)), "{u}: gap {p50} vs {}", verify(u));
     }
     let v = auth(
         dir,
-        &["--htpasswd", "htpasswd", "--log", "access.log", "--log-format", fmt, "--traces", traces],
+        &[
+            "--htpasswd",
+            "htpasswd",
+            "--log",
+            "access.log",
+            "--log-format",
+            fmt,
+            "--traces",
+            traces,
+        ],
     );
     check_order(&v, "all evidence", true);
     assert_eq!(v["attribution"]["unattributed"], 0, "{}", v["attribution"]);
     for u in &ranked {
         let row = user(&v, u);
-        assert_eq!(row["evidence"], serde_json::json!(["htpasswd", "log", "traces"]));
+        assert_eq!(
+            row["evidence"],
+            serde_json::json!(["htpasswd", "log", "traces"])
+        );
     }
 }
 
@@ -262,7 +284,9 @@ fn checked_in_six_user_run() {
 fn fresh_six_user_run_from_real_apache() {
     if !util::server_test_enabled(
         "fresh_six_user_run_from_real_apache",
-        &["strace", "apache2", "htpasswd", "curl", "openssl", "python3"],
+        &[
+            "strace", "apache2", "htpasswd", "curl", "openssl", "python3",
+        ],
         "strace apache2 apache2-utils curl openssl python3",
     ) {
         return;

@@ -6,13 +6,18 @@
 //! and `TLSGAP_SKIP_PY_TESTS=1`.
 
 mod auth;
+mod check;
 mod ciphers;
+mod dataset;
 mod export;
 mod gaps;
 mod inputs;
 mod malformed;
+mod nightly;
 mod parquet;
+mod prom_check;
 mod real;
+mod report;
 mod report_parquet;
 mod tls;
 mod util;

@@ -1,0 +1,554 @@
+//! `export --partition-by date` datasets and `merge`: the layout, replacement on
+//! re-export, `merge` against `tls` and against counts known from the generator, and
+//! the DuckDB query of `README.md` run on the dataset.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{self, assert_code, json, pair_counts, stderr, stdout, tlsgap, write};
+
+/// One generated line and what it must count as.
+#[derive(Clone)]
+struct Line {
+    text: String,
+    /// `date=YYYY-MM-DD` of the line in its own offset.
+    date: String,
+    client: String,
+    /// `None`: plain HTTP.
+    pair: Option<(String, String)>,
+}
+
+const PAIRS: &[(&str, &str)] = &[
+    ("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+    ("TLSv1.3", "TLS_AES_256_GCM_SHA384"),
+    ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+    ("TLSv1.2", "AES128-SHA"),
+    ("TLSv1", "DES-CBC3-SHA"),
+    ("-", "-"),
+];
+
+/// `n` combinedssl lines, one every 4 s of UTC from 2026-11-20T00:00Z (about 2.8
+/// days), each written in one of four offsets, so that the local dates span four
+/// days and a day's lines come from several offsets. Chronological in UTC, so that
+/// "first TLS request" is the same in log order and in time order.
+fn generate(n: usize) -> Vec<Line> {
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    };
+    let start = chrono::NaiveDate::from_ymd_opt(2026, 11, 20)
+        .unwrap()
+        .and_hms_opt(0, 0, 0)
+        .unwrap();
+    let offsets = [
+        (0i64, "+0000"),
+        (60, "+0100"),
+        (-210, "-0330"),
+        (345, "+0545"),
+    ];
+    (0..n)
+        .map(|i| {
+            let r = next();
+            let (off, off_text) = offsets[(r % 4) as usize];
+            let local = start + chrono::Duration::seconds(i as i64 * 4 + off * 60);
+            let client = format!("10.7.{}.{}", (r >> 8) % 30, (r >> 16) % 20);
+            let (p, c) = PAIRS[((r >> 24) % PAIRS.len() as u64) as usize];
+            let text = format!(
+                "{client} - - [{} {off_text}] \"GET /p/{i} HTTP/1.1\" 200 {} \"-\" \
+                 \"Mozilla/5.0 (dataset test)\" {p} {c}\n",
+                local.format("%d/%b/%Y:%H:%M:%S"),
+                r % 5000,
+            );
+            Line {
+                text,
+                date: format!("date={}", local.format("%Y-%m-%d")),
+                client,
+                pair: (p != "-").then(|| (p.to_string(), c.to_string())),
+            }
+        })
+        .collect()
+}
+
+fn write_lines(dir: &Path, name: &str, lines: &[&Line]) -> PathBuf {
+    let bytes: String = lines.iter().map(|l| l.text.as_str()).collect();
+    write(dir, name, bytes.as_bytes())
+}
+
+/// Expected (pair counts, plain) of requests.
+fn requests_of<'a>(
+    lines: impl Iterator<Item = &'a Line>,
+) -> (BTreeMap<(String, String), u64>, u64) {
+    let mut pairs = BTreeMap::new();
+    let mut plain = 0;
+    for l in lines {
+        match &l.pair {
+            Some(p) => *pairs.entry(p.clone()).or_default() += 1,
+            None => plain += 1,
+        }
+    }
+    (pairs, plain)
+}
+
+fn export(dir: &Path, host: &str, log: &Path) -> std::process::Output {
+    let o = tlsgap()
+        .args(["export", "--format", "parquet", "--partition-by", "date"])
+        .args([
+            "--host",
+            host,
+            "--log-format",
+            "combinedssl",
+            "-j",
+            "2",
+            "-o",
+        ])
+        .arg(dir)
+        .arg(log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(o.stdout.is_empty(), "nothing on stdout: {}", stdout(&o));
+    o
+}
+
+fn merge_json(dataset: &Path, extra: &[&str]) -> Value {
+    let o = tlsgap()
+        .args(["merge", "--format", "json", "-q"])
+        .args(extra)
+        .arg(dataset)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    json(&o)
+}
+
+/// A `tls`/`merge` JSON result without what names or counts the inputs.
+fn comparable(mut v: Value) -> Value {
+    v = util::without_inputs(v);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("lines");
+    }
+    v
+}
+
+/// date directory -> file names in it (hidden ones included: none may be left).
+fn layout(dataset: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut m = BTreeMap::new();
+    for e in std::fs::read_dir(dataset).unwrap() {
+        let e = e.unwrap();
+        assert!(
+            e.file_type().unwrap().is_dir(),
+            "{:?} is not a directory",
+            e.path()
+        );
+        let files = std::fs::read_dir(e.path())
+            .unwrap()
+            .map(|f| f.unwrap().file_name().into_string().unwrap())
+            .collect();
+        m.insert(e.file_name().into_string().unwrap(), files);
+    }
+    m
+}
+
+fn inode(p: &Path) -> u64 {
+    std::fs::metadata(p).unwrap().ino()
+}
+
+#[test]
+fn partitioned_export_of_two_hosts_merges_like_tls_and_reexport_replaces() {
+    let tmp = util::tempdir();
+    let dir = tmp.path();
+    let all = generate(60_000);
+    // Two hosts share the clients; each gets about half the lines (>4 MiB each: more
+    // than one engine block).
+    let a: Vec<&Line> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 != 0)
+        .map(|(_, l)| l)
+        .collect();
+    let b: Vec<&Line> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 == 0)
+        .map(|(_, l)| l)
+        .collect();
+    let all_refs: Vec<&Line> = all.iter().collect();
+    let all_log = write_lines(dir, "all.log", &all_refs);
+    let a_log = write_lines(dir, "a.log", &a);
+    let b_log = write_lines(dir, "b.log", &b);
+    let dataset = dir.join("dataset");
+
+    let o = export(&dataset, "a", &a_log);
+    assert!(stderr(&o).contains("for host a"), "{}", stderr(&o));
+    export(&dataset, "b", &b_log);
+
+    // Layout: one directory per local date, one part per host that has lines that day.
+    let dates: BTreeSet<String> = all.iter().map(|l| l.date.clone()).collect();
+    assert!(
+        dates.len() >= 3,
+        "the generator spans several days: {dates:?}"
+    );
+    let mut want: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (host, lines) in [("a", &a), ("b", &b)] {
+        for l in lines.iter() {
+            want.entry(l.date.clone())
+                .or_default()
+                .insert(format!("part-{host}-0.parquet"));
+        }
+    }
+    assert_eq!(layout(&dataset), want);
+
+    // merge = tls over the same lines, in both counting modes (the lines are in time
+    // order, so "first TLS request" agrees), and = the generator's counts.
+    for count in ["requests", "clients"] {
+        let merged = merge_json(&dataset, &["--count", count]);
+        let (tls_all, o) = util::tls_json(&[
+            "--count",
+            count,
+            "--log-format",
+            "combinedssl",
+            util::path_str(&all_log),
+        ]);
+        assert_code(&o, 0);
+        assert_eq!(
+            comparable(merged.clone()),
+            comparable(tls_all),
+            "--count {count}"
+        );
+        if count == "requests" {
+            let (tls_ab, _) = util::tls_json(&[
+                "--log-format",
+                "combinedssl",
+                util::path_str(&a_log),
+                util::path_str(&b_log),
+            ]);
+            assert_eq!(comparable(merged.clone()), comparable(tls_ab));
+            let (pairs, plain) = requests_of(all.iter());
+            assert_eq!(pair_counts(&merged), pairs);
+            assert_eq!(merged["plain"].as_u64(), Some(plain));
+            assert_eq!(merged["lines"]["total"].as_u64(), Some(all.len() as u64));
+            assert_eq!(merged["inputs"].as_array().unwrap().len(), {
+                want.values().map(BTreeSet::len).sum::<usize>()
+            });
+        }
+    }
+
+    // Re-exporting host a replaces its parts: same layout, same numbers, new files
+    // for a, b's files untouched.
+    let before = merge_json(&dataset, &[]);
+    let a_inodes: Vec<(PathBuf, u64)> = parts_of(&dataset, "a")
+        .into_iter()
+        .map(|p| (p.clone(), inode(&p)))
+        .collect();
+    let b_inodes: Vec<(PathBuf, u64)> = parts_of(&dataset, "b")
+        .into_iter()
+        .map(|p| (p.clone(), inode(&p)))
+        .collect();
+    let o = export(&dataset, "a", &a_log);
+    assert!(stderr(&o).contains("replaced"), "{}", stderr(&o));
+    assert_eq!(
+        layout(&dataset),
+        want,
+        "no duplicate parts, no temporary files left"
+    );
+    assert_eq!(
+        merge_json(&dataset, &[]),
+        before,
+        "re-export must not duplicate rows"
+    );
+    for (p, ino) in &a_inodes {
+        assert_ne!(inode(p), *ino, "{} was rewritten", p.display());
+    }
+    for (p, ino) in &b_inodes {
+        assert_eq!(inode(p), *ino, "{} belongs to another host", p.display());
+    }
+
+    // Re-exporting one day of host a with fewer lines replaces only that day of a.
+    let day = dates.iter().nth(1).unwrap().clone();
+    let a_day_subset: Vec<&Line> = a
+        .iter()
+        .copied()
+        .filter(|l| l.date == day)
+        .step_by(2)
+        .collect();
+    assert!(!a_day_subset.is_empty());
+    let subset_log = write_lines(dir, "a-day.log", &a_day_subset);
+    export(&dataset, "a", &subset_log);
+    assert_eq!(layout(&dataset), want);
+    let now: Vec<&Line> = a
+        .iter()
+        .copied()
+        .filter(|l| l.date != day)
+        .chain(a_day_subset.iter().copied())
+        .chain(b.iter().copied())
+        .collect();
+    let merged = merge_json(&dataset, &[]);
+    let (pairs, plain) = requests_of(now.iter().copied());
+    assert_eq!(pair_counts(&merged), pairs);
+    assert_eq!(merged["plain"].as_u64(), Some(plain));
+    assert_eq!(merged["lines"]["total"].as_u64(), Some(now.len() as u64));
+
+    // --since-date/--until-date select partitions by name.
+    let only = day.strip_prefix("date=").unwrap();
+    let merged = merge_json(&dataset, &["--since-date", only, "--until-date", only]);
+    let (pairs, plain) = requests_of(now.iter().copied().filter(|l| l.date == day));
+    assert_eq!(pair_counts(&merged), pairs);
+    assert_eq!(merged["plain"].as_u64(), Some(plain));
+
+    // A glob naming some date directories reads just those.
+    let first = dates.iter().next().unwrap();
+    let pattern = format!("{}/{first}*", dataset.display());
+    let merged = merge_json(Path::new(&pattern), &[]);
+    let (pairs, _) = requests_of(now.iter().copied().filter(|l| &l.date == first));
+    assert_eq!(pair_counts(&merged), pairs);
+
+    // The clients of the final state, by earliest request.
+    let merged = merge_json(&dataset, &["--count", "clients"]);
+    let mut first_tls: BTreeMap<&str, Option<&(String, String)>> = BTreeMap::new();
+    let mut chrono_order = now.clone();
+    chrono_order.sort_by_key(|l| {
+        l.text
+            .split("/p/")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    });
+    for l in &chrono_order {
+        let slot = first_tls.entry(l.client.as_str()).or_insert(None);
+        if slot.is_none() {
+            *slot = l.pair.as_ref();
+        }
+    }
+    let mut pairs: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for p in first_tls.values().flatten() {
+        *pairs.entry((*p).clone()).or_default() += 1;
+    }
+    let plain_clients = first_tls.values().filter(|p| p.is_none()).count() as u64;
+    assert_eq!(pair_counts(&merged), pairs, "--count clients");
+    assert_eq!(merged["plain"].as_u64(), Some(plain_clients));
+
+    duckdb_matches_merge(&dataset, &now);
+}
+
+fn parts_of(dataset: &Path, host: &str) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for d in std::fs::read_dir(dataset).unwrap() {
+        let p = d.unwrap().path().join(format!("part-{host}-0.parquet"));
+        if p.exists() {
+            v.push(p);
+        }
+    }
+    v.sort();
+    assert!(!v.is_empty());
+    v
+}
+
+/// Whether python3 with duckdb can run; fails when it cannot, unless
+/// `TLSGAP_SKIP_PY_TESTS=1` (then a loud skip).
+fn duckdb_ready(test: &str) -> bool {
+    if util::env_is_1("TLSGAP_SKIP_PY_TESTS") {
+        util::loud_skip(
+            test,
+            "TLSGAP_SKIP_PY_TESTS=1: the DuckDB query of README.md was NOT run",
+        );
+        return false;
+    }
+    let o = std::process::Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output();
+    match o {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => panic!(
+            "{test}: python3 cannot import duckdb, which runs the documented query: \
+             `pip install duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)\n{}",
+            stderr(&o)
+        ),
+        Err(e) => panic!(
+            "{test}: cannot run python3 ({e}): install python3 and `pip install duckdb` \
+             (or set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)"
+        ),
+    }
+}
+
+/// The first ```sql block of README.md, on `dataset` instead of the example path.
+fn documented_query(dataset: &Path) -> String {
+    let doc = std::fs::read_to_string(util::repo_root().join("README.md")).unwrap();
+    let start = doc.find("```sql\n").expect("README.md has a ```sql block") + 7;
+    let len = doc[start..].find("```").unwrap();
+    let sql = &doc[start..start + len];
+    assert!(sql.contains("/srv/tlsgap/dataset/"), "{sql}");
+    sql.replace("/srv/tlsgap/dataset", &dataset.display().to_string())
+}
+
+fn duckdb_matches_merge(dataset: &Path, lines: &[&Line]) {
+    let test = "partitioned_export_of_two_hosts_merges_like_tls_and_reexport_replaces (DuckDB)";
+    if !duckdb_ready(test) {
+        return;
+    }
+    let sql = documented_query(dataset);
+    let script = r#"
+import duckdb, json, sys
+con = duckdb.connect()
+rows = con.execute(sys.argv[1]).fetchall()
+print(json.dumps([[p, c, n] for p, c, n in rows]))
+"#;
+    let o = util::run_tool("python3", &["-c", script, &sql]);
+    let rows: Vec<(String, String, u64)> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("DuckDB output ({e}): {}", stdout(&o)));
+    let got: BTreeMap<(String, String), u64> =
+        rows.into_iter().map(|(p, c, n)| ((p, c), n)).collect();
+    let (want, _) = requests_of(lines.iter().copied());
+    assert_eq!(
+        got, want,
+        "DuckDB over the dataset, query of README.md:\n{sql}"
+    );
+    let merged = merge_json(dataset, &[]);
+    assert_eq!(pair_counts(&merged), got, "merge and DuckDB agree");
+}
+
+#[test]
+fn partition_by_needs_parquet_a_directory_and_a_time() {
+    let tmp = util::tempdir();
+    let log = write(
+        tmp.path(),
+        "x.log",
+        util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256").as_bytes(),
+    );
+    let out = tmp.path().join("ds");
+    let o = tlsgap()
+        .args([
+            "export",
+            "--format",
+            "ndjson",
+            "--partition-by",
+            "date",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--format parquet"), "{}", stderr(&o));
+    let o = tlsgap()
+        .args(["export", "--format", "parquet", "--partition-by", "date"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--output"), "{}", stderr(&o));
+    // A format without a request time has no date to partition by.
+    let o = tlsgap()
+        .args(["export", "--format", "parquet", "--partition-by", "date"])
+        .args(["--log-format", "%h %{SSL_PROTOCOL}x %{SSL_CIPHER}x", "-o"])
+        .arg(&out)
+        .arg(write(
+            tmp.path(),
+            "nt.log",
+            b"192.0.2.1 TLSv1.3 TLS_AES_128_GCM_SHA256\n",
+        ))
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("request time"), "{}", stderr(&o));
+    assert!(!out.exists(), "nothing written on a usage error");
+}
+
+#[test]
+fn host_names_are_sanitized_into_part_names() {
+    let tmp = util::tempdir();
+    let log = write(
+        tmp.path(),
+        "x.log",
+        util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256").as_bytes(),
+    );
+    let out = tmp.path().join("ds");
+    let o = tlsgap()
+        .args([
+            "export",
+            "-q",
+            "--format",
+            "parquet",
+            "--partition-by",
+            "date",
+        ])
+        .args(["--host", "web 1/é", "-o"])
+        .arg(&out)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let l = layout(&out);
+    assert_eq!(
+        l,
+        BTreeMap::from([(
+            "date=2026-11-21".to_string(),
+            BTreeSet::from(["part-web_1__-0.parquet".to_string()])
+        )])
+    );
+}
+
+#[test]
+fn merge_reports_a_file_without_tls_columns_and_goes_on() {
+    let tmp = util::tempdir();
+    let ds = tmp.path().join("ds");
+    let good = write(
+        tmp.path(),
+        "g.log",
+        util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256").as_bytes(),
+    );
+    export(&ds, "a", &good);
+    // `combined` has no TLS fields: its parts cannot be counted.
+    let plain = write(
+        tmp.path(),
+        "p.log",
+        util::line("192.0.2.2", "-", "-")
+            .trim_end_matches(" - -")
+            .as_bytes(),
+    );
+    let o = tlsgap()
+        .args([
+            "export",
+            "-q",
+            "--format",
+            "parquet",
+            "--partition-by",
+            "date",
+        ])
+        .args(["--host", "nossl", "--log-format", "combined", "-o"])
+        .arg(&ds)
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(ds.join("date=2026-11-21/part-nossl-0.parquet").is_file());
+    let o = tlsgap()
+        .args(["merge", "--format", "json", "-q"])
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("part-nossl-0.parquet") && stderr(&o).contains("no tls_protocol"),
+        "{}",
+        stderr(&o)
+    );
+    let v = json(&o);
+    assert_eq!(v["total"].as_u64(), Some(1));
+    let o = tlsgap()
+        .args(["merge"])
+        .arg(tmp.path().join("missing"))
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+}
