@@ -46,13 +46,20 @@ fuzz_target!(|data: &[u8]| {
     let n = lines.len();
     lines.sort_unstable();
     lines.dedup();
-    assert_eq!(lines.len(), n, "a line is both an entry and malformed, or twice");
+    assert_eq!(
+        lines.len(),
+        n,
+        "a line is both an entry and malformed, or twice"
+    );
     let used = data
         .split(|&b| b == b'\n')
         .map(<[u8]>::trim_ascii)
         .filter(|t| !t.is_empty() && t.first() != Some(&b'#'))
         .count();
-    assert_eq!(n, used, "every non-blank, non-comment line is accounted for");
+    assert_eq!(
+        n, used,
+        "every non-blank, non-comment line is accounted for"
+    );
 
     for e in &file.entries {
         assert!(!e.user.is_empty());
