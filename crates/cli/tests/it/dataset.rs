@@ -353,31 +353,8 @@ fn parts_of(dataset: &Path, host: &str) -> Vec<PathBuf> {
     v
 }
 
-/// Whether python3 with duckdb can run; fails when it cannot, unless
-/// `TLSGAP_SKIP_PY_TESTS=1` (then a loud skip).
 fn duckdb_ready(test: &str) -> bool {
-    if util::env_is_1("TLSGAP_SKIP_PY_TESTS") {
-        util::loud_skip(
-            test,
-            "TLSGAP_SKIP_PY_TESTS=1: the DuckDB query of README.md was NOT run",
-        );
-        return false;
-    }
-    let o = std::process::Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output();
-    match o {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => panic!(
-            "{test}: python3 cannot import duckdb, which runs the documented query: \
-             `pip install duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)\n{}",
-            stderr(&o)
-        ),
-        Err(e) => panic!(
-            "{test}: cannot run python3 ({e}): install python3 and `pip install duckdb` \
-             (or set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)"
-        ),
-    }
+    util::python_ready(test, &["duckdb"], "duckdb", "the DuckDB query of README.md")
 }
 
 /// The first ```sql block of README.md, on `dataset` instead of the example path.

@@ -6,32 +6,13 @@ use std::path::Path;
 
 use crate::util::{self, assert_code, path_str, stderr, stdout, tlsgap, write};
 
-/// Whether pyarrow and duckdb can be used; fails the test when they cannot, unless
-/// `TLSGAP_SKIP_PY_TESTS=1` (then says so loudly and returns false).
 fn python_ready(test: &str) -> bool {
-    if util::env_is_1("TLSGAP_SKIP_PY_TESTS") {
-        util::loud_skip(
-            test,
-            "TLSGAP_SKIP_PY_TESTS=1: Parquet output was NOT read back with pyarrow/duckdb",
-        );
-        return false;
-    }
-    let o = std::process::Command::new("python3")
-        .args(["-c", "import pyarrow, pyarrow.parquet, duckdb"])
-        .output();
-    match o {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => panic!(
-            "{test}: python3 cannot import pyarrow and duckdb, which read the Parquet \
-             output back: run `pip install pyarrow duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 \
-             to skip, loudly)\n{}",
-            stderr(&o)
-        ),
-        Err(e) => panic!(
-            "{test}: cannot run python3 ({e}): install python3 and `pip install pyarrow \
-             duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)"
-        ),
-    }
+    util::python_ready(
+        test,
+        &["pyarrow", "pyarrow.parquet", "duckdb"],
+        "pyarrow duckdb",
+        "reading the Parquet output back with pyarrow and DuckDB",
+    )
 }
 
 /// `python3 scripts/check_parquet.py PARQUET EXPECTED [extra...]`, failing with its

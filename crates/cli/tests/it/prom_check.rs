@@ -22,36 +22,13 @@ for f in text_string_to_metric_families(sys.stdin.read()):
 json.dump(out, sys.stdout)
 "#;
 
-/// Whether prometheus_client can be imported. Missing: a loud skip, or a failure
-/// when `CI` is set; `TLSGAP_SKIP_PY_TESTS=1` skips loudly too.
 fn prometheus_client_ready(test: &str) -> bool {
-    if util::env_is_1("TLSGAP_SKIP_PY_TESTS") {
-        util::loud_skip(
-            test,
-            "TLSGAP_SKIP_PY_TESTS=1: the prom output was NOT read back with prometheus_client",
-        );
-        return false;
-    }
-    let o = std::process::Command::new("python3")
-        .args(["-c", "import prometheus_client.parser"])
-        .output();
-    let why = match o {
-        Ok(o) if o.status.success() => return true,
-        Ok(o) => format!(
-            "python3 cannot import prometheus_client (pip install prometheus-client): {}",
-            stderr(&o).trim()
-        ),
-        Err(e) => format!("cannot run python3 ({e})"),
-    };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: {why}; required when CI is set"
-    );
-    util::loud_skip(
+    util::python_ready(
         test,
-        &format!("{why}: the prom output was NOT checked with a real parser"),
-    );
-    false
+        &["prometheus_client.parser"],
+        "prometheus-client",
+        "reading the prom output back with prometheus_client",
+    )
 }
 
 /// The families prometheus_client finds in `text`, by name.

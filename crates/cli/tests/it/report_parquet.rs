@@ -53,34 +53,13 @@ const GAPS_TYPES: &[(&str, &str)] = &[
     ("after", "text"),
 ];
 
-/// Whether pyarrow and duckdb can be used; fails the test when they cannot, unless
-/// `TLSGAP_SKIP_PY_TESTS=1` (then says so loudly and returns false). The same rule as
-/// `parquet.rs`.
 fn python_ready(test: &str) -> bool {
-    if util::env_is_1("TLSGAP_SKIP_PY_TESTS") {
-        util::loud_skip(
-            test,
-            "TLSGAP_SKIP_PY_TESTS=1: report Parquet was NOT read back with pyarrow/duckdb",
-        );
-        return false;
-    }
-    let o = std::process::Command::new("python3")
-        .args(["-c", "import pyarrow, pyarrow.parquet, duckdb"])
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "{test}: cannot run python3 ({e}): install python3 and `pip install pyarrow \
-                 duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)"
-            )
-        });
-    assert!(
-        o.status.success(),
-        "{test}: python3 cannot import pyarrow and duckdb, which read the Parquet output \
-         back: run `pip install pyarrow duckdb` (or set TLSGAP_SKIP_PY_TESTS=1 to skip, \
-         loudly)\n{}",
-        stderr(&o)
-    );
-    true
+    util::python_ready(
+        test,
+        &["pyarrow", "pyarrow.parquet", "duckdb"],
+        "pyarrow duckdb",
+        "reading report Parquet back with pyarrow and DuckDB",
+    )
 }
 
 fn types_arg(types: &[(&str, &str)]) -> String {

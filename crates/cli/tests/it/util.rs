@@ -341,3 +341,32 @@ pub fn run_script(script: &str, args: &[&std::ffi::OsStr]) -> Output {
     );
     o
 }
+
+/// Whether python3 can import `modules` (e.g. `["pyarrow.parquet", "duckdb"]`, what
+/// the test needs them for in `purpose`). With `TLSGAP_SKIP_PY_TESTS=1`: a loud skip,
+/// `false`. Otherwise a missing module fails the test, naming the pip packages.
+pub fn python_ready(test: &str, modules: &[&str], pip: &str, purpose: &str) -> bool {
+    if env_is_1("TLSGAP_SKIP_PY_TESTS") {
+        loud_skip(
+            test,
+            &format!("TLSGAP_SKIP_PY_TESTS=1: {purpose} was NOT checked"),
+        );
+        return false;
+    }
+    let import = format!("import {}", modules.join(", "));
+    let o = std::process::Command::new("python3")
+        .args(["-c", &import])
+        .output();
+    match o {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => panic!(
+            "{test}: python3 cannot `{import}` ({purpose}): run `pip install {pip}` (or \
+             set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)\n{}",
+            stderr(&o)
+        ),
+        Err(e) => panic!(
+            "{test}: cannot run python3 ({e}): install python3 and `pip install {pip}` (or \
+             set TLSGAP_SKIP_PY_TESTS=1 to skip, loudly)"
+        ),
+    }
+}
