@@ -341,3 +341,49 @@ fn by_day_follows_the_local_calendar() {
         repeated[0]
     );
 }
+
+#[test]
+fn progress_bar_on_a_terminal_only() {
+    let dir = util::tempdir();
+    let mut s = String::new();
+    for i in 0..2000 {
+        s += &line_at(1_795_219_200 + i, 0, i as usize);
+    }
+    let log = util::write(dir.path(), "a.log", s.as_bytes());
+    // Piped (stderr captured): no bar, whatever happens.
+    let o = util::tlsgap()
+        .env_remove("CI")
+        .args(["tls", "--log-format", "combinedssl"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(!util::stderr(&o).contains('\r'), "bar drawn on a pipe");
+    assert!(!util::stderr(&o).contains("read,"), "bar drawn on a pipe");
+    // On a terminal (script(1) gives the command a pty), with input that keeps coming
+    // for a while: the bar shows. `-q` and `CI` keep it off there too.
+    let Some(script) = util::find_program("script") else {
+        panic!("script(1) from util-linux is needed for this test");
+    };
+    let run = |extra: &str, ci: bool| -> String {
+        let cmd = format!(
+            "(cat {log}; sleep 1.5; cat {log}) | {bin} tls --log-format combinedssl {extra} - > /dev/null",
+            log = path_str(&log),
+            bin = util::tlsgap_path().display()
+        );
+        let mut c = std::process::Command::new(&script);
+        c.args(["-qfec", &cmd, "/dev/null"]);
+        if ci {
+            c.env("CI", "true");
+        } else {
+            c.env_remove("CI");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", util::stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let tty = run("", false);
+    assert!(tty.contains("read,"), "no bar on a terminal: {tty:?}");
+    assert!(!run("-q", false).contains("read,"), "bar despite -q");
+    assert!(!run("", true).contains("read,"), "bar despite CI");
+}
