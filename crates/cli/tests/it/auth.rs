@@ -296,3 +296,98 @@ fn fresh_six_user_run_from_real_apache() {
     util::run_script("real-auth.py", &[out.as_os_str()]);
     check_real_auth(&out);
 }
+
+/// `-tt` traces carry no date: it comes from the access log, in strace's zone
+/// (`--trace-tz`, default the log's offset). A wrong zone moves every gap out of its
+/// request's window, so only the workers' own log writes can tie them to users.
+#[test]
+fn tt_traces_take_their_date_from_the_log() {
+    let run = util::repo_root().join("testdata/strace/real/apache-f-stderr");
+    let fmt = log_format(&run, "httpd.conf");
+    let base = [
+        "--htpasswd",
+        "htpasswd",
+        "--log",
+        "access.log",
+        "--log-format",
+        &fmt,
+    ];
+    let v = auth(&run, &[&base[..], &["--traces", "trace"]].concat());
+    assert_eq!(
+        v["attribution"]["by_pid_and_time"], 2,
+        "{}",
+        v["attribution"]
+    );
+    assert_eq!(user(&v, "slowuser")["observed_gaps"]["count"], 2);
+    let v = auth(
+        &run,
+        &[&base[..], &["--trace-tz", "+05:00", "--traces", "trace"]].concat(),
+    );
+    assert_eq!(
+        v["attribution"]["by_pid_and_time"], 0,
+        "{}",
+        v["attribution"]
+    );
+    assert_eq!(v["attribution"]["by_log_write"], 2, "{}", v["attribution"]);
+    let v = auth(&run, &["--traces", "trace"]);
+    assert!(
+        v["notes"].to_string().contains("no date"),
+        "the missing date is said: {}",
+        v["notes"]
+    );
+}
+
+/// CSV and Parquet of the ranking: the same rows, read back with pyarrow.
+#[test]
+fn ranking_as_csv_and_parquet() {
+    let run = util::repo_root().join("testdata/auth/real");
+    let out = util::tempdir();
+    let pq = out.path().join("auth.parquet");
+    let o = util::tlsgap()
+        .current_dir(&run)
+        .args(["auth", "--htpasswd", "htpasswd", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = util::stdout(&o);
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.starts_with("rank,user,cost_per_request_seconds,"),
+        "{header}"
+    );
+    assert_eq!(csv.lines().count(), 7, "header + six users");
+    assert_no_secrets(&run, &csv);
+    let o = util::tlsgap()
+        .current_dir(&run)
+        .args([
+            "auth",
+            "--htpasswd",
+            "htpasswd",
+            "--format",
+            "parquet",
+            "-o",
+        ])
+        .arg(&pq)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    if !util::python_ready(
+        "ranking_as_csv_and_parquet",
+        &["pyarrow.parquet"],
+        "pyarrow",
+        "reading the auth Parquet back",
+    ) {
+        return;
+    }
+    let o = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]); \
+             print(t.num_rows, t.column('user').to_pylist()[0], t.schema.field('rank').type)",
+        ])
+        .arg(&pq)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", util::stderr(&o));
+    assert_eq!(util::stdout(&o).trim(), "6 bc12user int64");
+}
