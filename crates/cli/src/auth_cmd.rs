@@ -119,7 +119,7 @@ fn read_logs(args: &AuthArgs) -> Result<Option<LogEvidence>> {
         invalid_lines: None,
         quiet: args.quiet,
         state: None,
-        window: Default::default(),
+        window: args.window.clone(),
     };
     let prepared = common::prepare(&cfg)?;
     let format = prepared.format.clone();

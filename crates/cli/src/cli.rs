@@ -284,6 +284,10 @@ pub struct AuthArgs {
     /// No notes on standard error.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// --since/--until/--tz on the access logs.
+    #[command(flatten)]
+    pub window: crate::window::WindowArgs,
 }
 
 /// `tlsgap ciphers`.

@@ -1,6 +1,6 @@
 //! `tlsgap gaps`: slow gaps between system calls in strace output.
 
-use std::io::{BufRead, BufReader, Write as _};
+use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
@@ -62,31 +62,66 @@ pub fn feed(name: &str, analyzer: &mut GapAnalyzer) -> InputReport {
         pid_from_file_name(name)
     };
     analyzer.begin_input(name, hint);
-    let mut reader = BufReader::with_capacity(1 << 20, input);
-    let mut buf = Vec::with_capacity(1 << 12);
+    let mut input = input;
+    // Big blocks, lines split in place: no copy per line. `filled` bytes are in
+    // `buf`, of which `start..` are not yet fed (the head of a line).
+    let mut buf = vec![0u8; 1 << 20];
+    let mut start = 0;
+    let mut filled = 0;
     let mut bytes = 0u64;
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                bytes += n as u64;
-                report.lines += 1;
-                let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                analyzer.line(report.lines, line);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+        if start > 0 && filled == buf.len() {
+            // Move the unfinished line to the front; grow if it fills the buffer.
+            buf.copy_within(start..filled, 0);
+            filled -= start;
+            start = 0;
+        }
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match input.read(buf.get_mut(filled..).unwrap_or_default()) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let msg = describe_read_error(reader.get_ref(), &e, bytes);
+                let msg = describe_read_error(&input, &e, bytes);
                 eprintln!("tlsgap: {}: {msg}", escape::terminal(name));
                 report.error = Some(msg);
                 break;
             }
+        };
+        if n == 0 {
+            // The last line, without a newline.
+            if let Some(rest) = buf.get(start..filled).filter(|r| !r.is_empty()) {
+                feed_line(analyzer, &mut report, rest);
+            }
+            break;
+        }
+        let from = filled;
+        filled += n;
+        let mut search = from;
+        while let Some(p) = memchr::memchr(b'\n', buf.get(search..filled).unwrap_or_default()) {
+            let end = search + p + 1;
+            let raw = buf.get(start..end).unwrap_or_default();
+            bytes += raw.len() as u64;
+            feed_line(analyzer, &mut report, raw);
+            start = end;
+            search = end;
+        }
+        if start == filled {
+            start = 0;
+            filled = 0;
         }
     }
     analyzer.end_input();
     report
+}
+
+/// One line, with its `\n` (if any) and a `\r` before it removed.
+fn feed_line(analyzer: &mut GapAnalyzer, report: &mut InputReport, raw: &[u8]) {
+    report.lines += 1;
+    let line = raw.strip_suffix(b"\n").unwrap_or(raw);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    analyzer.line(report.lines, line);
 }
 
 /// Run `tlsgap gaps`.

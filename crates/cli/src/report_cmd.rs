@@ -340,6 +340,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             format: TlsFormat::Table,
             output: None,
             quiet: cfg.quiet,
+            // The report's own window already applied to the requests it collected.
+            window: Default::default(),
         };
         let logs = auth_from_log.then(|| LogEvidence {
             requests,

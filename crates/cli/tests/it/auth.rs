@@ -391,3 +391,23 @@ fn ranking_as_csv_and_parquet() {
     assert!(o.status.success(), "{}", util::stderr(&o));
     assert_eq!(util::stdout(&o).trim(), "6 bc12user int64");
 }
+
+#[test]
+fn log_window_applies_to_auth() {
+    let run = util::repo_root().join("testdata/auth/real");
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    let fmt = m["log_format"].as_str().unwrap();
+    let args = ["--log", "access.log", "--log-format", fmt];
+    let all = auth(&run, &args);
+    assert_eq!(users(&all).len(), 6);
+    let none = auth(
+        &run,
+        &[
+            &args[..],
+            &["--since", "2000-01-01", "--until", "2000-01-02"],
+        ]
+        .concat(),
+    );
+    assert!(users(&none).is_empty(), "{none}");
+}
