@@ -244,9 +244,15 @@ fn check_real_auth(dir: &Path) {
     check_order(&v, "traces alone", false);
     for u in &ranked {
         let g = &user(&v, u)["observed_gaps"];
-        assert_eq!(
-            g["count"], m["users"][u]["requests"]["total"],
-            "{u}: one gap per request"
+        // One gap per request; a verification that a call interrupts (the allocator's
+        // mmap or brk inside the hash) shows as two gaps, so allow a few more.
+        let (count, requests) = (
+            g["count"].as_u64().unwrap(),
+            m["users"][u]["requests"]["total"].as_u64().unwrap(),
+        );
+        assert!(
+            (requests..=requests + requests / 4).contains(&count),
+            "{u}: {count} gaps for {requests} requests"
         );
         let p50 = g["p50_seconds"].as_f64().unwrap();
         assert!(within(p50, verify(u)), "{u}: gap {p50} vs {}", verify(u));
