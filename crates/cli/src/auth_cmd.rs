@@ -34,6 +34,8 @@ struct AuthPartial {
     requests: Vec<Request>,
 }
 
+crate::has_lines!(AuthPartial);
+
 impl Job for AuthJob<'_> {
     type Out = AuthPartial;
 
@@ -133,18 +135,10 @@ fn read_logs(args: &AuthArgs) -> Result<Option<LogEvidence>> {
     };
     let mut requests = Vec::new();
     let mut stats = LineStats::default();
-    let outcomes = common::run_job(
-        &cfg,
-        prepared,
-        &job,
-        &mut bad,
-        &mut stats,
-        |p| std::mem::take(&mut p.lines),
-        |_, p| {
-            requests.extend(p.requests);
-            Ok(())
-        },
-    )?;
+    let outcomes = common::run_job(&cfg, prepared, &job, &mut bad, &mut stats, |_, p| {
+        requests.extend(p.requests);
+        Ok(())
+    })?;
     let inputs = common::input_reports(&outcomes);
     let failed = inputs.iter().any(|i| i.error.is_some());
     Ok(Some(LogEvidence {

@@ -40,6 +40,24 @@ pub struct LinePartial {
     pub bad: Vec<BadLine>,
 }
 
+/// A job's per-block result that carries its line counts (and malformed lines).
+pub trait HasLines {
+    /// Take the line counts out, leaving empty ones.
+    fn take_lines(&mut self) -> LinePartial;
+}
+
+/// Implement [`HasLines`] for partials with a `lines: LinePartial` field.
+#[macro_export]
+macro_rules! has_lines {
+    ($($t:ty),*) => {$(
+        impl $crate::common::HasLines for $t {
+            fn take_lines(&mut self) -> $crate::common::LinePartial {
+                std::mem::take(&mut self.lines)
+            }
+        }
+    )*};
+}
+
 /// The time window of this run (`--since`/`--until`), set once by [`prepare`]: one
 /// process runs one command, and every job's line loop consults it.
 static WINDOW: std::sync::OnceLock<crate::window::Window> = std::sync::OnceLock::new();
@@ -305,15 +323,18 @@ impl BadLineSink {
 
 /// Run a line job: the engine with bad-line handling. `merge` receives each block's
 /// job-specific result in order.
-pub fn run_job<J: Job>(
+pub fn run_job<J>(
     cfg: &InputConfig,
     prepared: Prepared,
     job: &J,
     bad_sink: &mut BadLineSink,
     stats: &mut LineStats,
-    split: impl Fn(&mut J::Out) -> LinePartial,
     mut merge: impl FnMut(BlockMeta, J::Out) -> Result<()>,
-) -> Result<Vec<InputOutcome>> {
+) -> Result<Vec<InputOutcome>>
+where
+    J: Job,
+    J::Out: HasLines,
+{
     let mut failure: Option<anyhow::Error> = None;
     let names = prepared.names.clone();
     let progress = crate::progress::Progress::start(cfg.quiet, &prepared);
@@ -329,7 +350,7 @@ pub fn run_job<J: Job>(
         cfg.jobs,
         job,
         |meta, mut out| {
-            let lines = split(&mut out);
+            let lines = out.take_lines();
             stats.merge(&lines.stats);
             let go_on = bad_sink.take(&names, meta, &lines.bad);
             let merged = merge(meta, out);

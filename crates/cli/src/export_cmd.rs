@@ -47,6 +47,8 @@ struct ExportPartial {
     rows: Rows,
 }
 
+crate::has_lines!(ExportPartial);
+
 impl Job for ExportJob<'_> {
     type Out = ExportPartial;
 
@@ -217,32 +219,24 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
         _ => RowSink::Text(&mut out),
     };
     let mut stats = LineStats::default();
-    let outcomes = common::run_job(
-        &cfg,
-        prepared,
-        &job,
-        &mut bad,
-        &mut stats,
-        |p| std::mem::take(&mut p.lines),
-        |_, p| {
-            match (&mut sink, p.rows) {
-                (RowSink::Text(w), Rows::Text(bytes)) => w.write_all(&bytes)?,
-                (RowSink::Parquet(w), Rows::Frame(df)) => {
-                    let df = df?;
-                    if df.height() > 0 {
-                        w.write_batch(&df)?;
-                    }
+    let outcomes = common::run_job(&cfg, prepared, &job, &mut bad, &mut stats, |_, p| {
+        match (&mut sink, p.rows) {
+            (RowSink::Text(w), Rows::Text(bytes)) => w.write_all(&bytes)?,
+            (RowSink::Parquet(w), Rows::Frame(df)) => {
+                let df = df?;
+                if df.height() > 0 {
+                    w.write_batch(&df)?;
                 }
-                (RowSink::Dataset(w), Rows::Dated(days)) => {
-                    for (day, df) in days {
-                        w.write(day, df?)?;
-                    }
-                }
-                _ => bail!("internal error: rows of the wrong kind"),
             }
-            Ok(())
-        },
-    )?;
+            (RowSink::Dataset(w), Rows::Dated(days)) => {
+                for (day, df) in days {
+                    w.write(day, df?)?;
+                }
+            }
+            _ => bail!("internal error: rows of the wrong kind"),
+        }
+        Ok(())
+    })?;
     if let RowSink::Parquet(w) = &sink {
         w.finish()?;
     }
@@ -271,25 +265,17 @@ fn run_dataset(
 ) -> Result<ExitCode> {
     let mut sink = RowSink::Dataset(Box::new(writer));
     let mut stats = LineStats::default();
-    let outcomes = common::run_job(
-        cfg,
-        prepared,
-        job,
-        bad,
-        &mut stats,
-        |p| std::mem::take(&mut p.lines),
-        |_, p| {
-            match (&mut sink, p.rows) {
-                (RowSink::Dataset(w), Rows::Dated(days)) => {
-                    for (day, df) in days {
-                        w.write(day, df?)?;
-                    }
+    let outcomes = common::run_job(cfg, prepared, job, bad, &mut stats, |_, p| {
+        match (&mut sink, p.rows) {
+            (RowSink::Dataset(w), Rows::Dated(days)) => {
+                for (day, df) in days {
+                    w.write(day, df?)?;
                 }
-                _ => bail!("internal error: rows of the wrong kind"),
             }
-            Ok(())
-        },
-    )?;
+            _ => bail!("internal error: rows of the wrong kind"),
+        }
+        Ok(())
+    })?;
     let RowSink::Dataset(writer) = sink else {
         bail!("internal error: dataset sink expected");
     };

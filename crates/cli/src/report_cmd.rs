@@ -180,6 +180,8 @@ struct ReportPartial {
     requests: Vec<Request>,
 }
 
+crate::has_lines!(ReportPartial);
+
 impl Job for ReportJob<'_> {
     type Out = ReportPartial;
 
@@ -286,21 +288,13 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut trend = Trend::default();
     let mut requests = Vec::new();
     let mut stats = LineStats::default();
-    let outcomes = common::run_job(
-        &cfg,
-        prepared,
-        &job,
-        &mut bad,
-        &mut stats,
-        |p| std::mem::take(&mut p.lines),
-        |_, p| {
-            tls.merge(p.tls);
-            whatif_agg.merge(p.whatif);
-            trend.merge(p.trend);
-            requests.extend(p.requests);
-            Ok(())
-        },
-    )?;
+    let outcomes = common::run_job(&cfg, prepared, &job, &mut bad, &mut stats, |_, p| {
+        tls.merge(p.tls);
+        whatif_agg.merge(p.whatif);
+        trend.merge(p.trend);
+        requests.extend(p.requests);
+        Ok(())
+    })?;
     let inputs = common::input_reports(&outcomes);
     if bad.report_strict_hit() {
         return Ok(ExitCode::from(1));

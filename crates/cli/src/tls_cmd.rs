@@ -37,6 +37,8 @@ struct TlsPartial {
     periods: PeriodCounts,
 }
 
+crate::has_lines!(TlsPartial);
+
 /// 15 minutes: every zone offset in use is a multiple, so a local period never starts
 /// inside such a slice of UTC time, and one lookup per slice suffices.
 const SLICE_US: i64 = 15 * 60 * 1_000_000;
@@ -131,25 +133,17 @@ pub(crate) fn collect(
     let mut newest_us: Option<i64> = None;
     let mut periods = PeriodCounts::new();
     let mut stats = LineStats::default();
-    let outcomes = common::run_job(
-        cfg,
-        prepared,
-        &job,
-        &mut bad,
-        &mut stats,
-        |p| std::mem::take(&mut p.lines),
-        |_, p| {
-            total.merge(p.agg);
-            newest_us = newest_us.max(p.newest_us);
-            for (k, protocols) in p.periods {
-                let slot = periods.entry(k).or_default();
-                for (name, n) in protocols {
-                    *slot.entry(name).or_default() += n;
-                }
+    let outcomes = common::run_job(cfg, prepared, &job, &mut bad, &mut stats, |_, p| {
+        total.merge(p.agg);
+        newest_us = newest_us.max(p.newest_us);
+        for (k, protocols) in p.periods {
+            let slot = periods.entry(k).or_default();
+            for (name, n) in protocols {
+                *slot.entry(name).or_default() += n;
             }
-            Ok(())
-        },
-    )?;
+        }
+        Ok(())
+    })?;
     let inputs = common::input_reports(&outcomes);
     let strict_hit = bad.report_strict_hit();
     let report = total.report(&stats, inputs.clone());

@@ -31,6 +31,8 @@ struct WhatifPartial {
     agg: WhatifAgg,
 }
 
+crate::has_lines!(WhatifPartial);
+
 impl Job for WhatifJob<'_> {
     type Out = WhatifPartial;
 
@@ -98,18 +100,10 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
     };
     let mut total = WhatifAgg::new();
     let mut stats = LineStats::default();
-    let outcomes = common::run_job(
-        &cfg,
-        prepared,
-        &job,
-        &mut bad,
-        &mut stats,
-        |p| std::mem::take(&mut p.lines),
-        |_, p| {
-            total.merge(p.agg);
-            Ok(())
-        },
-    )?;
+    let outcomes = common::run_job(&cfg, prepared, &job, &mut bad, &mut stats, |_, p| {
+        total.merge(p.agg);
+        Ok(())
+    })?;
     let inputs = common::input_reports(&outcomes);
     if bad.report_strict_hit() {
         return Ok(ExitCode::from(1));
