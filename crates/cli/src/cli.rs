@@ -4,10 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// TLS protocol and cipher analytics for Apache and nginx access logs.
+/// TLS protocol/cipher analytics, policy what-ifs and slow-auth diagnosis (strace) for
+/// Apache and nginx.
 ///
-/// Reads access logs (plain, gzip, zstd or bzip2, detected by content) from files or
-/// standard input and answers which TLS protocols and ciphers clients negotiate.
+/// Reads access logs and strace output (plain, gzip, zstd or bzip2, detected by
+/// content) from files or standard input: which TLS protocols and ciphers clients
+/// negotiate, what a stricter policy would refuse, and why some requests are slow.
 #[derive(Debug, Parser)]
 #[command(name = "tlsgap", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
