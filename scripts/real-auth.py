@@ -53,7 +53,6 @@ import platform
 import re
 import shutil
 import signal
-import socket
 import statistics
 import struct
 import subprocess
@@ -62,9 +61,17 @@ import tempfile
 import time
 import zlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverlib import (  # noqa: E402  (needs the sys.path entry above)
+    APACHE_MODULES, AttachFailed, Fail, PortTaken, alive, apache_basic_auth,
+    apache_docroot, apache_head, apache_logformat, apache_prefork, apache_ssl_vhost,
+    children_of, first_line, fix_perms, free_port, log, make_cert,
+    raise_on_termination, read_pidfile, rel, run, set_prog, stop_group, tail,
+    tool_path, tracer_of, wait_port, write_conf)
+
 PROG = "real-auth"
+set_prog(PROG)
 SCHEMA = 1
-APACHE_MODULES = "/usr/lib/apache2/modules"
 
 # name, password (test data), htpasswd flags, scheme, bcrypt cost, hash check
 USERS = [
@@ -114,174 +121,8 @@ CURL_W = ("%{http_code} %{time_connect} %{time_appconnect} %{time_pretransfer} "
           "%{time_starttransfer} %{time_total} %{size_download}\n")
 
 # ---------------------------------------------------------------------------
-# helpers (patterns from scripts/real-traces.py)
+# helpers (the shared ones are in scripts/serverlib.py)
 # ---------------------------------------------------------------------------
-
-
-class Fail(Exception):
-    pass
-
-
-class AttachFailed(Fail):
-    pass
-
-
-class PortTaken(Fail):
-    pass
-
-
-def log(msg):
-    print("%s: %s" % (PROG, msg), file=sys.stderr, flush=True)
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def run(cmd, step=None, **kw):
-    timeout = kw.pop("timeout", 30)
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, **kw)
-    except subprocess.TimeoutExpired:
-        raise Fail("%s: %s timed out after %ss" % (
-            step or "command", " ".join(map(str, cmd)), timeout))
-    except OSError as e:
-        raise Fail("%s: cannot run %s: %s" % (step or "command", cmd[0], e))
-
-
-def tail(path, n=40):
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().splitlines()[-n:]
-        return "\n".join(l.decode("utf-8", "replace") for l in lines)
-    except OSError as e:
-        return "(cannot read %s: %s)" % (path, e)
-
-
-def children_of(pid):
-    kids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d, "rb") as f:
-                st = f.read()
-        except OSError:
-            continue
-        rest = st[st.rfind(b")") + 2:].split()
-        if len(rest) > 1 and int(rest[1]) == pid:
-            kids.append(int(d))
-    return sorted(kids)
-
-
-def tracer_of(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("TracerPid:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-
-
-def stop_group(proc, sig, name, timeout=10):
-    """Stop a process we started as a session leader (its group id is its pid)."""
-    if proc is None:
-        return
-    if proc.poll() is not None:
-        _reap_group(proc)
-        return
-    try:
-        os.kill(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        log("%s (pid %d) did not stop on %s, killing its process group"
-            % (name, proc.pid, signal.Signals(sig).name))
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            log("%s (pid %d) survived SIGKILL" % (name, proc.pid))
-    _reap_group(proc)
-
-
-def _reap_group(proc):
-    # Apache workers / tracees share the leader's process group: none may survive
-    deadline = time.time() + 5
-    while time.time() < deadline:
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def first_line(text):
-    lines = text.strip().splitlines()
-    return lines[0].strip() if lines else ""
-
-
-def tool_path(name):
-    return shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
-
-
-def rel(path, outdir):
-    return os.path.relpath(path, outdir)
-
-
-def wait_port(port, pid_alive, timeout=15.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if not pid_alive():
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def read_pidfile(path, timeout=15.0, expect=None):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with open(path) as f:
-                pid = int(f.read().strip() or 0)
-            if pid and (expect is None or pid == expect):
-                return pid
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.1)
-    return None
-
 
 def utc_offset(seconds):
     sign = "+" if seconds >= 0 else "-"
@@ -406,50 +247,21 @@ def make_htpasswd(tmp, htpasswd_bin):
     return htp, got
 
 
-def make_cert(tmp, openssl):
+def make_site_cert(tmp, openssl):
     cert = os.path.join(tmp, "cert.pem")
     key = os.path.join(tmp, "key.pem")
     # an EC key keeps the certificate (and the handshake writes in the traces) small
-    r = run([openssl, "req", "-x509", "-newkey", "ec",
-             "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
-             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-            step="making the self-signed certificate")
-    if r.returncode != 0:
-        raise Fail("making the self-signed certificate: openssl req failed:\n"
-                   + r.stderr.decode(errors="replace"))
+    step = "making the self-signed certificate"
+    make_cert(openssl, cert, key, kind="ec", what=step + ": openssl req", step=step)
     return cert, key
-
-
-def fix_perms(tmp):
-    # www-data must traverse the temp dir and read docroot and htpasswd
-    for root, dirs, files in os.walk(tmp):
-        os.chmod(root, 0o755)
-        for fn in files:
-            if fn != "key.pem":
-                os.chmod(os.path.join(root, fn), 0o644)
 
 
 def apache_conf(d, www, htp, cert, key, port, as_root):
     os.makedirs(os.path.join(d, "run"))
     os.chmod(d, 0o755)
-    mods = [
-        ("mpm_prefork_module", "mod_mpm_prefork.so"),
-        ("authn_core_module", "mod_authn_core.so"),
-        ("authn_file_module", "mod_authn_file.so"),
-        ("authz_core_module", "mod_authz_core.so"),
-        ("authz_user_module", "mod_authz_user.so"),
-        ("auth_basic_module", "mod_auth_basic.so"),
-        ("dir_module", "mod_dir.so"),
-        ("mime_module", "mod_mime.so"),
-        ("socache_shmcb_module", "mod_socache_shmcb.so"),
-        ("ssl_module", "mod_ssl.so"),
-    ]
-    L = ["# generated by scripts/real-auth.py", "ServerRoot %s" % d,
-         "ServerName localhost", "DefaultRuntimeDir %s/run" % d,
-         "PidFile %s/run/httpd.pid" % d, "Mutex file:%s/run default" % d]
-    for name, so in mods:
-        L.append("LoadModule %s %s/%s" % (name, APACHE_MODULES, so))
+    L = apache_head("scripts/real-auth.py", d, [
+        "mpm_prefork", "authn_core", "authn_file", "authz_core", "authz_user",
+        "auth_basic", "dir", "mime", "socache_shmcb", "ssl"])
     if as_root:
         L += ["User www-data", "Group www-data"]
     if os.path.exists("/etc/mime.types"):
@@ -457,32 +269,17 @@ def apache_conf(d, www, htp, cert, key, port, as_root):
     else:
         L += ["TypesConfig /dev/null", "AddType text/html .html", "AddType text/css .css",
               "AddType text/javascript .js", "AddType image/png .png"]
-    L += [
-        "StartServers 2", "MinSpareServers 1", "MaxSpareServers 2",
-        "ServerLimit 4", "MaxRequestWorkers 4", "MaxConnectionsPerChild 0",
-        "Timeout 10", "KeepAlive Off",
-        "Listen 127.0.0.1:%d" % port,
-        # Debian's default level: 401s still log AH01617 (auth_basic:error)
-        "ErrorLog %s/error.log" % d, "LogLevel warn",
-        "DocumentRoot %s" % www, "DirectoryIndex index.html",
-        "<Directory />", "  Require all denied", "  AllowOverride None", "</Directory>",
-        "<Directory %s>" % www, "  Require all granted", "</Directory>",
-        "<Location %s>" % PROTECTED, "  AuthType Basic", '  AuthName "TlsgapWiki"',
-        "  AuthBasicProvider file", "  AuthUserFile %s" % htp,
-        "  Require valid-user", "</Location>",
-        "SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
-        'LogFormat "%s" tlsgap' % LOG_FORMAT.replace("\\", "\\\\").replace('"', '\\"'),
-        "CustomLog %s/access.log tlsgap" % d,
-        "<VirtualHost 127.0.0.1:%d>" % port,
-        "  SSLEngine on",
-        "  SSLCertificateFile %s" % cert,
-        "  SSLCertificateKeyFile %s" % key,
-        "</VirtualHost>",
-    ]
-    conf = os.path.join(d, "httpd.conf")
-    with open(conf, "w") as f:
-        f.write("\n".join(L) + "\n")
-    return conf
+    L += apache_prefork(2, 1, 2, 4)
+    L += ["Listen 127.0.0.1:%d" % port,
+          # Debian's default level: 401s still log AH01617 (auth_basic:error)
+          "ErrorLog %s/error.log" % d, "LogLevel warn"]
+    L += apache_docroot(www)
+    L += apache_basic_auth(PROTECTED, "TlsgapWiki", htp)
+    L += ["SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
+          apache_logformat(LOG_FORMAT, "tlsgap"),
+          "CustomLog %s/access.log tlsgap" % d]
+    L += apache_ssl_vhost(port, [(cert, key)])
+    return write_conf(os.path.join(d, "httpd.conf"), L)
 
 
 # ---------------------------------------------------------------------------
@@ -1206,7 +1003,7 @@ def generate(args, outdir, tools, as_root):
         www, sizes = make_site(tmp)
         log("making htpasswd (bcrypt cost 12 takes ~0.2 s)")
         htp, hashes = make_htpasswd(tmp, tools["htpasswd"])
-        cert, key = make_cert(tmp, tools["openssl"])
+        cert, key = make_site_cert(tmp, tools["openssl"])
         fix_perms(tmp)
         log("measuring verification with htpasswd -vb (%d runs per user)" % VERIFY_RUNS)
         base, verify = measure_verification(tools["htpasswd"], htp, hashes)
@@ -1449,14 +1246,8 @@ def main():
             "strace must attach to them)")
         return 1
 
-    def on_term(signum, frame):
-        # once: the finally blocks then stop strace and Apache by PID
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        raise Fail("interrupted by %s" % signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, on_term)
+    # once: the finally blocks then stop strace and Apache by PID
+    raise_on_termination()
     try:
         generate(args, outdir, tools, as_root)
     except Fail as e:

@@ -39,15 +39,22 @@ import platform
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverlib import (  # noqa: E402  (needs the sys.path entry above)
+    APACHE_MODULES, AttachFailed, Fail, PortTaken, alive, apache_basic_auth,
+    apache_docroot, apache_head, apache_logformat, apache_prefork, apache_ssl_vhost,
+    children_of, first_line, fix_perms, free_port, log, make_cert,
+    raise_on_termination, read_pidfile, reap_group, rel, run, set_prog, stop_group,
+    tail, tool_path, tracer_of, wait_port, write_conf)
+
 PROG = "real-traces"
-APACHE_MODULES = "/usr/lib/apache2/modules"
+set_prog(PROG)
 SCHEMA = 1
 
 # The traced programs run under this time zone so that -t/-tt stamps (which
@@ -218,137 +225,6 @@ main()
 '''
 
 # ---------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------
-
-
-class Fail(Exception):
-    pass
-
-
-def log(msg):
-    print("%s: %s" % (PROG, msg), file=sys.stderr)
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def run(cmd, **kw):
-    timeout = kw.pop("timeout", 30)
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, **kw)
-    except subprocess.TimeoutExpired:
-        raise Fail("%s timed out after %ss" % (" ".join(map(str, cmd)), timeout))
-
-
-def tail(path, n=40):
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().splitlines()[-n:]
-        return "\n".join(l.decode("utf-8", "replace") for l in lines)
-    except OSError as e:
-        return "(cannot read %s: %s)" % (path, e)
-
-
-def children_of(pid):
-    kids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d, "rb") as f:
-                st = f.read()
-        except OSError:
-            continue
-        rest = st[st.rfind(b")") + 2:].split()
-        if len(rest) > 1 and int(rest[1]) == pid:
-            kids.append(int(d))
-    return sorted(kids)
-
-
-def tracer_of(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("TracerPid:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-
-
-def stop_group(proc, sig, name, timeout=10):
-    """Stop a process we started as a session leader (its group id is its pid)."""
-    if proc is None or proc.poll() is not None:
-        if proc is not None:
-            _reap_group(proc)
-        return
-    try:
-        os.kill(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        log("%s (pid %d) did not stop on %s, killing its process group"
-            % (name, proc.pid, signal.Signals(sig).name))
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            log("%s (pid %d) survived SIGKILL" % (name, proc.pid))
-    _reap_group(proc)
-
-
-def _reap_group(proc):
-    # Apache workers / tracees share the leader's process group: none may survive
-    deadline = time.time() + 5
-    while time.time() < deadline:
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def first_line(text):
-    lines = text.strip().splitlines()
-    return lines[0].strip() if lines else ""
-
-
-def tool_path(name):
-    return shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
-
-
-def rel(path, outdir):
-    return os.path.relpath(path, outdir)
-
-
-# ---------------------------------------------------------------------------
 # scenarios 1 and 2: our own programs under strace
 # ---------------------------------------------------------------------------
 
@@ -388,7 +264,7 @@ def run_traced(strace, flags, output, out_file, argv, cwd, timeout=30):
             stop_group(proc, signal.SIGKILL, "strace")
             raise Fail("traced run timed out after %ss: %s" % (timeout, " ".join(cmd)))
         finally:
-            _reap_group(proc)
+            reap_group(proc)
     if output == "stderr":
         msg = tail(err_path, 10)
     else:
@@ -632,95 +508,30 @@ def make_apache_files(tmp, htpasswd_bin, openssl):
     key = os.path.join(tmp, "key.pem")
     # an EC key keeps the certificate (and the handshake writev() in the
     # traces) small
-    r = run([openssl, "req", "-x509", "-newkey", "ec",
-             "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
-             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
-    if r.returncode != 0:
-        raise Fail("openssl req (self-signed cert) failed:\n"
-                   + r.stderr.decode(errors="replace"))
+    make_cert(openssl, cert, key, kind="ec", what="openssl req (self-signed cert)")
     # www-data must traverse the temp dir and read docroot and htpasswd
-    for root, dirs, files in os.walk(tmp):
-        os.chmod(root, 0o755)
-        for fn in files:
-            if fn != "key.pem":
-                os.chmod(os.path.join(root, fn), 0o644)
+    fix_perms(tmp)
     return www, htp, cert, key
 
 
 def apache_conf(d, www, htp, cert, key, port, as_root):
     os.makedirs(os.path.join(d, "run"))
     os.chmod(d, 0o755)
-    mods = [
-        ("mpm_prefork_module", "mod_mpm_prefork.so"),
-        ("authn_core_module", "mod_authn_core.so"),
-        ("authn_file_module", "mod_authn_file.so"),
-        ("authz_core_module", "mod_authz_core.so"),
-        ("authz_user_module", "mod_authz_user.so"),
-        ("auth_basic_module", "mod_auth_basic.so"),
-        ("dir_module", "mod_dir.so"),
-        ("socache_shmcb_module", "mod_socache_shmcb.so"),
-        ("ssl_module", "mod_ssl.so"),
-    ]
-    L = ["# generated by scripts/real-traces.py", "ServerRoot %s" % d,
-         "ServerName localhost", "DefaultRuntimeDir %s/run" % d,
-         "PidFile %s/run/httpd.pid" % d, "Mutex file:%s/run default" % d]
-    for name, so in mods:
-        L.append("LoadModule %s %s/%s" % (name, APACHE_MODULES, so))
+    L = apache_head("scripts/real-traces.py", d, [
+        "mpm_prefork", "authn_core", "authn_file", "authz_core", "authz_user",
+        "auth_basic", "dir", "socache_shmcb", "ssl"])
     if as_root:
         L += ["User www-data", "Group www-data"]
-    L += [
-        "StartServers 2", "MinSpareServers 1", "MaxSpareServers 2",
-        "ServerLimit 4", "MaxRequestWorkers 4", "MaxConnectionsPerChild 0",
-        "Timeout 10", "KeepAlive Off",
-        "Listen 127.0.0.1:%d" % port,
-        "ErrorLog %s/error.log" % d, "LogLevel info",
-        "DocumentRoot %s" % www, "DirectoryIndex index.html",
-        "<Directory />", "  Require all denied", "  AllowOverride None", "</Directory>",
-        "<Directory %s>" % www, "  Require all granted", "</Directory>",
-        "<Location /private>", "  AuthType Basic", '  AuthName "tlsgap private"',
-        "  AuthBasicProvider file", "  AuthUserFile %s" % htp,
-        "  Require valid-user", "</Location>",
-        "SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
-        'LogFormat "%s" tlsgap' % LOG_FORMAT.replace("\\", "\\\\").replace('"', '\\"'),
-        "CustomLog %s/access.log tlsgap" % d,
-        "<VirtualHost 127.0.0.1:%d>" % port,
-        "  SSLEngine on",
-        "  SSLCertificateFile %s" % cert,
-        "  SSLCertificateKeyFile %s" % key,
-        "</VirtualHost>",
-    ]
-    conf = os.path.join(d, "httpd.conf")
-    with open(conf, "w") as f:
-        f.write("\n".join(L) + "\n")
-    return conf
-
-
-def wait_port(port, pid_alive, timeout=15.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if not pid_alive():
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def read_pidfile(path, timeout=15.0, expect=None):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with open(path) as f:
-                pid = int(f.read().strip() or 0)
-            if pid and (expect is None or pid == expect):
-                return pid
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.1)
-    return None
+    L += apache_prefork(2, 1, 2, 4)
+    L += ["Listen 127.0.0.1:%d" % port,
+          "ErrorLog %s/error.log" % d, "LogLevel info"]
+    L += apache_docroot(www)
+    L += apache_basic_auth("/private", "tlsgap private", htp)
+    L += ["SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
+          apache_logformat(LOG_FORMAT, "tlsgap"),
+          "CustomLog %s/access.log tlsgap" % d]
+    L += apache_ssl_vhost(port, [(cert, key)])
+    return write_conf(os.path.join(d, "httpd.conf"), L)
 
 
 def measure_bcrypt(htpasswd_bin, htp, runs=5):
@@ -927,14 +738,6 @@ class Session:
                 os.kill(self.parent, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-
-
-class AttachFailed(Fail):
-    pass
-
-
-class PortTaken(Fail):
-    pass
 
 
 CURL_W = ("%{http_code} %{time_connect} %{time_appconnect} %{time_pretransfer} "
@@ -1360,12 +1163,8 @@ def main():
     tmp = None
     self_notes = []
 
-    def on_term(signum, frame):
-        # run the finally blocks: they stop strace and Apache by PID
-        raise Fail("interrupted by %s" % signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGHUP, on_term)
+    # run the finally blocks: they stop strace and Apache by PID
+    raise_on_termination()
     try:
         os.makedirs(outdir, exist_ok=True)
         # a run that fails half-way must not leave an old manifest describing it

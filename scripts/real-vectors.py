@@ -35,7 +35,14 @@ import sys
 import tempfile
 import time
 
-APACHE_MODULES = "/usr/lib/apache2/modules"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverlib import (  # noqa: E402  (needs the sys.path entry above)
+    APACHE_MODULES, Fail, apache_basic_auth, apache_docroot, apache_head,
+    apache_logformat, apache_prefork, apache_ssl_vhost, children_of, fix_perms,
+    free_port, log, make_cert, run, set_prog, stop_group, tail, tool_path,
+    wait_pidfile, wait_port, write_conf)
+
+set_prog("real-vectors")
 
 # ---------------------------------------------------------------------------
 # Log formats
@@ -98,11 +105,6 @@ KEY_ORDER = ["client", "user", "request", "method", "target", "http_version",
              "tls_cipher", "pid"]
 
 
-def apache_logformat_line(fmt, nick):
-    """Quote a bare format string as an httpd.conf LogFormat directive."""
-    return 'LogFormat "%s" %s' % (fmt.replace("\\", "\\\\").replace('"', '\\"'), nick)
-
-
 def nginx_logformat_line(nick, escape, fmt):
     # single-quoted nginx string: escape backslash and single quote
     q = fmt.replace("\\", "\\\\").replace("'", "\\'")
@@ -134,114 +136,9 @@ def bs(value):
 # helpers
 # ---------------------------------------------------------------------------
 
-class Fail(Exception):
-    pass
-
-
 def die(msg):
-    print("real-vectors: error: " + msg, file=sys.stderr)
+    log("error: " + msg)
     sys.exit(1)
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                          timeout=kw.pop("timeout", 30), **kw)
-
-
-def wait_port(port, proc, timeout=15.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def wait_pidfile(path, proc, timeout=10.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with open(path) as f:
-                if int(f.read().strip() or 0) == proc.pid:
-                    time.sleep(0.3)
-                    return proc.poll() is None
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.1)
-    return False
-
-
-def children_of(pid):
-    kids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d, "rb") as f:
-                st = f.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid ...
-        rest = st[st.rfind(b")") + 2:].split()
-        if int(rest[1]) == pid:
-            kids.append(int(d))
-    return sorted(kids)
-
-
-def tail(path, n=60):
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().splitlines()[-n:]
-        return "\n".join(l.decode("utf-8", "replace") for l in lines)
-    except OSError as e:
-        return "(cannot read %s: %s)" % (path, e)
-
-
-def stop_proc(proc, sig, name):
-    """Stop a server started as a session leader; kill its group if needed."""
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.kill(proc.pid, sig)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        print("real-vectors: %s did not stop, killing its process group" % name,
-              file=sys.stderr)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=5)
-    # the workers are in the same process group; make sure none survived
-    deadline = time.time() + 5
-    while time.time() < deadline:
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 # ---------------------------------------------------------------------------
@@ -270,23 +167,13 @@ def make_files(tmp):
                     base64.b64encode(hashlib.sha1(pw).digest()) + b"\n")
     cert = os.path.join(tmp, "cert.pem")
     key = os.path.join(tmp, "key.pem")
-    r = run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-             "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
-             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
-    if r.returncode != 0:
-        raise Fail("openssl req failed:\n" + r.stderr.decode(errors="replace"))
+    make_cert("openssl", cert, key, kind="rsa")
     dh = os.path.join(tmp, "dhparam.pem")
     r = run(["openssl", "genpkey", "-genparam", "-algorithm", "DH",
              "-pkeyopt", "dh_param:ffdhe2048", "-out", dh])
     if r.returncode != 0:
         raise Fail("openssl genpkey (DH) failed:\n" + r.stderr.decode(errors="replace"))
-    # www-data must be able to traverse the temp dir and read the docroot
-    for root, dirs, files in os.walk(tmp):
-        os.chmod(root, 0o755)
-        for fn in files:
-            if fn != "key.pem":
-                os.chmod(os.path.join(root, fn), 0o644)
-    os.chmod(tmp, 0o755)
+    fix_perms(tmp)
     return www, cert, key, dh
 
 
@@ -299,57 +186,28 @@ def apache_conf(tmp, www, cert, key, plain, tls):
     d = os.path.join(tmp, "apache")
     os.makedirs(os.path.join(d, "run"))
     os.chmod(d, 0o755)
-    mods = [
-        ("mpm_prefork_module", "mod_mpm_prefork.so"),
-        ("authn_core_module", "mod_authn_core.so"),
-        ("authn_file_module", "mod_authn_file.so"),
-        ("authz_core_module", "mod_authz_core.so"),
-        ("authz_user_module", "mod_authz_user.so"),
-        ("auth_basic_module", "mod_auth_basic.so"),
-        ("dir_module", "mod_dir.so"),
-        ("socache_shmcb_module", "mod_socache_shmcb.so"),
-        ("ssl_module", "mod_ssl.so"),
-    ]
-    L = ["# generated by scripts/real-vectors.py", "ServerRoot %s" % d,
-         "ServerName localhost", "DefaultRuntimeDir %s/run" % d,
-         "PidFile %s/run/httpd.pid" % d, "Mutex file:%s/run default" % d]
-    for name, so in mods:
-        L.append("LoadModule %s %s/%s" % (name, APACHE_MODULES, so))
-    L += [
-        "User www-data", "Group www-data",
-        # exactly one worker process, never recycled: %P is then known
-        "StartServers 1", "MinSpareServers 1", "MaxSpareServers 1",
-        "ServerLimit 1", "MaxRequestWorkers 1", "MaxConnectionsPerChild 0",
-        "Timeout 10", "KeepAlive Off",
-        "Listen 127.0.0.1:%d" % plain, "Listen 127.0.0.1:%d" % tls,
-        "ErrorLog %s/error.log" % d, "LogLevel info",
-        "DocumentRoot %s" % www, "DirectoryIndex index.html",
-        "<Directory />", "  Require all denied", "  AllowOverride None", "</Directory>",
-        "<Directory %s>" % www, "  Require all granted", "</Directory>",
-        "<Location /private>", "  AuthType Basic", '  AuthName "tlsgap private"',
-        "  AuthBasicProvider file", "  AuthUserFile %s/htpasswd" % tmp,
-        "  Require valid-user", "</Location>",
-        "SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
-    ]
+    L = apache_head("scripts/real-vectors.py", d, [
+        "mpm_prefork", "authn_core", "authn_file", "authz_core", "authz_user",
+        "auth_basic", "dir", "socache_shmcb", "ssl"])
+    L += ["User www-data", "Group www-data"]
+    # exactly one worker process, never recycled: %P is then known
+    L += apache_prefork(1, 1, 1, 1)
+    L += ["Listen 127.0.0.1:%d" % plain, "Listen 127.0.0.1:%d" % tls,
+          "ErrorLog %s/error.log" % d, "LogLevel info"]
+    L += apache_docroot(www)
+    L += apache_basic_auth("/private", "tlsgap private", "%s/htpasswd" % tmp)
+    L.append("SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d)
     for nick, fmt in APACHE_FORMATS.items():
-        L.append(apache_logformat_line(fmt, nick))
+        L.append(apache_logformat(fmt, nick))
     for nick in APACHE_FORMATS:
         L.append("CustomLog %s/%s.log %s" % (d, nick, nick))
-    L += [
-        "<VirtualHost 127.0.0.1:%d>" % tls,
-        "  SSLEngine on",
-        "  SSLCertificateFile %s" % cert,
-        "  SSLCertificateKeyFile %s" % key,
-        "  SSLProtocol all",
-        "  SSLCipherSuite ALL:@SECLEVEL=0",
-        "  SSLCipherSuite TLSv1.3 %s" % TLS13_SUITES,
-        "  SSLHonorCipherOrder off",
-        "</VirtualHost>",
-    ]
-    conf = os.path.join(d, "httpd.conf")
-    with open(conf, "w") as f:
-        f.write("\n".join(L) + "\n")
-    return d, conf
+    L += apache_ssl_vhost(tls, [(cert, key)], [
+        "SSLProtocol all",
+        "SSLCipherSuite ALL:@SECLEVEL=0",
+        "SSLCipherSuite TLSv1.3 %s" % TLS13_SUITES,
+        "SSLHonorCipherOrder off",
+    ])
+    return d, write_conf(os.path.join(d, "httpd.conf"), L)
 
 
 def nginx_conf(tmp, www, cert, key, dh, plain, tls):
@@ -399,10 +257,7 @@ def nginx_conf(tmp, www, cert, key, dh, plain, tls):
         "  }",
         "}",
     ]
-    conf = os.path.join(d, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write("\n".join(L) + "\n")
-    return d, conf
+    return d, write_conf(os.path.join(d, "nginx.conf"), L)
 
 
 # ---------------------------------------------------------------------------
@@ -911,10 +766,10 @@ def main():
     args = ap.parse_args()
 
     for tool in ("apache2", "nginx", "curl", "openssl"):
-        if not shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin"):
+        if not tool_path(tool):
             die("%s not found (need apache2, nginx, curl, openssl)" % tool)
-    apache_bin = shutil.which("apache2", path=os.environ.get("PATH", "") + ":/usr/sbin")
-    nginx_bin = shutil.which("nginx", path=os.environ.get("PATH", "") + ":/usr/sbin")
+    apache_bin = tool_path("apache2")
+    nginx_bin = tool_path("nginx")
     for mod in ("mod_ssl.so", "mod_mpm_prefork.so", "mod_auth_basic.so"):
         if not os.path.exists(os.path.join(APACHE_MODULES, mod)):
             die("Apache module %s/%s missing" % (APACHE_MODULES, mod))
@@ -955,13 +810,13 @@ def main():
                     # make sure the master is still alive a moment later
                     ok = wait_pidfile(os.path.join(d, pidfile), proc)
                 else:
-                    ok = wait_port(ports[name][kind], proc)
+                    ok = wait_port(ports[name][kind], lambda: proc.poll() is None)
                 if not ok:
                     raise Fail("%s failed to start (port %d).\n--- %s ---\n%s\n"
                                "--- stdout/stderr ---\n%s" % (
                                    name, ports[name].get(kind, 0), errlog,
-                                   tail(os.path.join(d, errlog)),
-                                   tail(os.path.join(d, "stdout.log"))))
+                                   tail(os.path.join(d, errlog), 60),
+                                   tail(os.path.join(d, "stdout.log"), 60)))
 
         # the single prefork worker
         deadline = time.time() + 5
@@ -989,12 +844,11 @@ def main():
             all_results[server] = drive(server, reqs, ports[server], default_ua)
 
         if apache_pid is not None and children_of(apache.pid) != [apache_pid]:
-            print("real-vectors: warning: Apache worker changed; omitting pid",
-                  file=sys.stderr)
+            log("warning: Apache worker changed; omitting pid")
             apache_pid = None
 
-        stop_proc(apache, signal.SIGTERM, "apache")
-        stop_proc(nginx, signal.SIGQUIT, "nginx")
+        stop_group(apache, signal.SIGTERM, "apache")
+        stop_group(nginx, signal.SIGQUIT, "nginx")
         apache_out.close()
         nginx_out.close()
 
@@ -1054,8 +908,8 @@ def main():
     except Fail as e:
         die(str(e))
     finally:
-        stop_proc(apache, signal.SIGTERM, "apache")
-        stop_proc(nginx, signal.SIGQUIT, "nginx")
+        stop_group(apache, signal.SIGTERM, "apache")
+        stop_group(nginx, signal.SIGQUIT, "nginx")
         if args.keep_tmp:
             print("temporary directory kept: %s" % tmp, file=sys.stderr)
         else:

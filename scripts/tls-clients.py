@@ -43,14 +43,20 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverlib import (  # noqa: E402  (needs the sys.path entry above)
+    APACHE_MODULES, Fail, apache_docroot, apache_head, apache_logformat,
+    apache_prefork, apache_ssl_vhost, fix_perms, free_port, log, make_cert,
+    raise_on_termination, run, set_prog, stop_group, tail, tool_path, wait_pidfile,
+    wait_port, write_conf)
+
 PROG = "tls-clients"
-APACHE_MODULES = "/usr/lib/apache2/modules"
+set_prog(PROG)
 SCHEMA = "tlsgap-tls-clients/1"
 
 LOG_FORMAT = ('%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i" '
@@ -263,102 +269,8 @@ CONFIG_DEADLINE_SECONDS = 60
 # ---------------------------------------------------------------------------
 
 
-class Fail(Exception):
-    pass
-
-
 class Usage(Exception):
     pass
-
-
-def log(msg):
-    print("%s: %s" % (PROG, msg), file=sys.stderr)
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def run(cmd, env, timeout=30):
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise Fail("command timed out after %ss: %s" % (
-            timeout, " ".join(c if isinstance(c, str) else c.decode() for c in cmd)))
-
-
-def tail(path, n=40):
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().splitlines()[-n:]
-        return "\n".join(l.decode("utf-8", "replace") for l in lines)
-    except OSError as e:
-        return "(cannot read %s: %s)" % (path, e)
-
-
-def wait_ready(port, proc, pidfile, timeout=15.0):
-    """The port accepts connections and the pid file names our process."""
-    deadline = time.time() + timeout
-    port_ok = False
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        if not port_ok:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    port_ok = True
-            except OSError:
-                pass
-        if port_ok:
-            try:
-                with open(pidfile) as f:
-                    if int(f.read().strip() or 0) == proc.pid:
-                        time.sleep(0.2)
-                        return proc.poll() is None
-            except (OSError, ValueError):
-                pass
-        time.sleep(0.1)
-    return False
-
-
-def stop_apache(proc):
-    """Stop Apache (started as a session leader) and make sure no worker of
-    its process group survives.  Only our own PID / process group is signalled."""
-    if proc is None:
-        return
-    if proc.poll() is None:
-        try:
-            os.kill(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            log("apache (pid %d) did not stop on SIGTERM, killing its process group"
-                % proc.pid)
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=5)
-    deadline = time.time() + 5
-    while time.time() < deadline:
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    log("apache workers of process group %d still alive, sending SIGKILL" % proc.pid)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def die_with_parent():
@@ -376,14 +288,6 @@ def die_with_parent():
 
 class Terminated(Exception):
     pass
-
-
-def on_signal(signum, frame):
-    raise Terminated("received signal %d" % signum)
-
-
-def find_tool(name):
-    return shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
 
 
 # ---------------------------------------------------------------------------
@@ -427,80 +331,47 @@ class Setup:
         with open(os.path.join(self.www, "admin", "index.html"), "wb") as f:
             f.write(b"<html><body>admin</body></html>\n")
         self.certs = []
-        for kind, keyopts in [("rsa", ["-newkey", "rsa:2048"]),
-                              ("ecdsa", ["-newkey", "ec", "-pkeyopt",
-                                         "ec_paramgen_curve:prime256v1"])]:
+        for kind, key_kind in [("rsa", "rsa"), ("ecdsa", "ec")]:
             cert = os.path.join(tmp, "%s-cert.pem" % kind)
             key = os.path.join(tmp, "%s-key.pem" % kind)
-            r = run(["openssl", "req", "-x509"] + keyopts +
-                    ["-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                     "-subj", "/CN=localhost",
-                     "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                    self.env)
-            if r.returncode != 0:
-                raise Fail("openssl req (%s certificate) failed:\n%s" % (
-                    kind, r.stderr.decode(errors="replace")))
+            make_cert("openssl", cert, key, kind=key_kind,
+                      what="openssl req (%s certificate)" % kind, env=self.env)
             self.certs.append((kind, cert, key))
-        for root, dirs, files in os.walk(tmp):
-            os.chmod(root, 0o755)
-            for fn in files:
-                os.chmod(os.path.join(root, fn), 0o600 if fn.endswith("-key.pem")
-                         else 0o644)
-        self.apache = find_tool("apache2")
+        fix_perms(tmp)
+        self.apache = tool_path("apache2")
         self.versions = {
-            "apache": run([self.apache, "-v"], self.env).stdout.decode()
+            "apache": run([self.apache, "-v"], env=self.env).stdout.decode()
             .splitlines()[0].replace("Server version: ", ""),
-            "curl": " ".join(run(["curl", "--version"], self.env).stdout.decode()
+            "curl": " ".join(run(["curl", "--version"], env=self.env).stdout.decode()
                              .split()[:2]),
-            "openssl": " ".join(run(["openssl", "version"], self.env).stdout.decode()
+            "openssl": " ".join(run(["openssl", "version"], env=self.env).stdout.decode()
                                 .split()[:2]),
         }
 
 
 def apache_conf(setup, d, port, policy):
-    mods = [("mpm_prefork_module", "mod_mpm_prefork.so"),
-            ("authz_core_module", "mod_authz_core.so"),
-            ("dir_module", "mod_dir.so"),
-            ("mime_module", "mod_mime.so"),
-            ("socache_shmcb_module", "mod_socache_shmcb.so"),
-            ("ssl_module", "mod_ssl.so")]
-    L = ["# generated by scripts/tls-clients.py", "ServerRoot %s" % d,
-         "ServerName localhost", "DefaultRuntimeDir %s/run" % d,
-         "PidFile %s/run/httpd.pid" % d, "Mutex file:%s/run default" % d]
-    for name, so in mods:
-        L.append("LoadModule %s %s/%s" % (name, APACHE_MODULES, so))
+    L = apache_head("scripts/tls-clients.py", d, [
+        "mpm_prefork", "authz_core", "dir", "mime", "socache_shmcb", "ssl"])
     if os.geteuid() == 0:
         L += ["User www-data", "Group www-data"]
+    L += apache_prefork(1, 1, 2, 2)
     L += [
-        "StartServers 1", "MinSpareServers 1", "MaxSpareServers 2",
-        "ServerLimit 2", "MaxRequestWorkers 2", "MaxConnectionsPerChild 0",
-        "Timeout 10", "KeepAlive Off",
         "Listen 127.0.0.1:%d https" % port,
         "ErrorLog %s/error.log" % d, "LogLevel info ssl:info",
         "TypesConfig /dev/null",
         "AddType text/html .html", "AddType text/css .css",
         "AddType text/javascript .js", "AddType application/json .json",
         "AddType text/plain .txt", "AddType application/xml .xml",
-        "DocumentRoot %s" % setup.www, "DirectoryIndex index.html",
-        "<Directory />", "  Require all denied", "  AllowOverride None",
-        "</Directory>",
-        "<Directory %s>" % setup.www, "  Require all granted", "</Directory>",
-        "SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
-        'LogFormat "%s" %s' % (LOG_FORMAT.replace("\\", "\\\\").replace('"', '\\"'),
-                               LOG_NICK),
-        "CustomLog %s/access.log %s" % (d, LOG_NICK),
-        "<VirtualHost 127.0.0.1:%d>" % port,
-        "  SSLEngine on",
     ]
-    for kind, cert, key in setup.certs:
-        L += ["  SSLCertificateFile %s" % cert, "  SSLCertificateKeyFile %s" % key]
-    L.append("  # --- policy under test ---")
-    L += ["  " + line for line in policy]
-    L.append("</VirtualHost>")
-    conf = os.path.join(d, "httpd.conf")
-    with open(conf, "w") as f:
-        f.write("\n".join(L) + "\n")
-    return conf
+    L += apache_docroot(setup.www)
+    L += [
+        "SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
+        apache_logformat(LOG_FORMAT, LOG_NICK),
+        "CustomLog %s/access.log %s" % (d, LOG_NICK),
+    ]
+    L += apache_ssl_vhost(port, [(cert, key) for _kind, cert, key in setup.certs],
+                          ["# --- policy under test ---"] + list(policy))
+    return write_conf(os.path.join(d, "httpd.conf"), L)
 
 
 # ---------------------------------------------------------------------------
@@ -539,7 +410,7 @@ def do_request(setup, c, port, path, referer):
     cmd += curl_tls_args(c)
     cmd.append("https://127.0.0.1:%d%s" % (port, path))
     t0 = time.time()
-    r = run(cmd, setup.env, timeout=20)
+    r = run(cmd, env=setup.env, timeout=20)
     err = r.stderr.decode("utf-8", "replace")
     res = {"path": path, "referer": referer, "exit_code": r.returncode,
            "http_status": None, "protocol": None, "cipher": None, "error": None,
@@ -656,7 +527,7 @@ def run_config(setup, name, policy, outdir):
         for attempt in range(3):   # a free port can be taken by someone else
             port = free_port()
             conf = apache_conf(setup, d, port, policy)
-            r = run([setup.apache, "-f", conf, "-t"], setup.env)
+            r = run([setup.apache, "-f", conf, "-t"], env=setup.env)
             if r.returncode != 0:
                 raise Fail("apache config test failed for policy %r:\n%s" % (
                     policy, r.stderr.decode(errors="replace")))
@@ -666,9 +537,11 @@ def run_config(setup, name, policy, outdir):
                                     stderr=subprocess.STDOUT, env=setup.env,
                                     start_new_session=True,
                                     preexec_fn=die_with_parent)
-            if wait_ready(port, proc, os.path.join(d, "run", "httpd.pid")):
+            if (wait_port(port, lambda: proc.poll() is None)
+                    and wait_pidfile(os.path.join(d, "run", "httpd.pid"), proc,
+                                     settle=0.2)):
                 break
-            stop_apache(proc)
+            stop_group(proc, signal.SIGTERM, "apache")
             out.close()
             errs = tail(os.path.join(d, "error.log")) + tail(
                 os.path.join(d, "stdout.log"))
@@ -686,7 +559,7 @@ def run_config(setup, name, policy, outdir):
                 raise Fail("apache died while running the plan (before client %s)"
                            ":\n%s" % (c["id"], tail(os.path.join(d, "error.log"))))
             clients.append(run_client(setup, c, port, deadline))
-        stop_apache(proc)
+        stop_group(proc, signal.SIGTERM, "apache")
         proc = None
         os.makedirs(outdir, exist_ok=True)
         access = os.path.join(d, "access.log")
@@ -721,7 +594,7 @@ def run_config(setup, name, policy, outdir):
             f.write("\n")
         return doc
     finally:
-        stop_apache(proc)
+        stop_group(proc, signal.SIGTERM, "apache")
         if out is not None:
             out.close()
 
@@ -793,7 +666,7 @@ def selftest(setup, outdir):
 # ---------------------------------------------------------------------------
 
 def preflight():
-    missing = [t for t in ("apache2", "curl", "openssl") if not find_tool(t)]
+    missing = [t for t in ("apache2", "curl", "openssl") if not tool_path(t)]
     if missing:
         raise Fail("not found: %s (Debian packages: apache2 curl openssl)"
                    % ", ".join(missing))
@@ -857,8 +730,7 @@ def main(argv=None):
     tmp = None
     sel_out = None
     # turn SIGTERM/SIGHUP into an exception so `finally` stops Apache
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
+    raise_on_termination(lambda signum: Terminated("received signal %d" % signum))
     try:
         preflight()
         tmp = tempfile.mkdtemp(prefix="tlsgap-tls-clients-")
