@@ -1304,4 +1304,43 @@ mod tests {
         assert_eq!(w.until, Some(us(2026, 11, 20, 22, 0, 0)));
         assert_eq!(z.name(), "Europe/Sofia");
     }
+
+    proptest::proptest! {
+        /// Whatever a user types as a bound or a zone, parsing answers (Ok or a
+        /// message); it never panics, and an accepted bound round-trips through
+        /// `period_key` without panicking either.
+        #[test]
+        fn bounds_and_zones_never_panic(s in "\\PC{0,40}", z in "\\PC{0,20}") {
+            let now = utc(2026, 11, 21, 3, 0, 0);
+            let sofia = zone("Europe/Sofia");
+            if let Ok(us) = parse_bound(&s, &sofia, now, false) {
+                let _ = period_key(us, Period::Hour, &sofia);
+            }
+            let _ = parse_bound(&s, &sofia, now, true);
+            let _ = resolve_tz(Some(&z));
+            let _ = window_from_args(Some(&s), Some(&s), Some(&z), now);
+        }
+
+        /// Forms that look like the documented ones but with random numbers.
+        #[test]
+        fn numeric_forms_never_panic(
+            y in 0i64..100_000, mo in 0u32..20, d in 0u32..40, h in 0u32..30,
+            n in -1_000_000_000i64..1_000_000_000,
+        ) {
+            let now = utc(2026, 11, 21, 3, 0, 0);
+            let sofia = zone("Europe/Sofia");
+            for s in [
+                format!("{y:04}-{mo:02}-{d:02}"),
+                format!("{y:04}-{mo:02}-{d:02}T{h:02}:00"),
+                format!("{y:04}-{mo:02}-{d:02}T{h:02}:00:00+02:00"),
+                format!("{n}h"),
+                format!("-{}d", n.unsigned_abs()),
+                format!("+{}w", n.unsigned_abs()),
+            ] {
+                if let Ok(us) = parse_bound(&s, &sofia, now, false) {
+                    let _ = period_key(us, Period::Day, &sofia);
+                }
+            }
+        }
+    }
 }
