@@ -658,10 +658,32 @@ enum CallClass {
     Other,
 }
 
+/// How a slot's text is made from its raw parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Shape {
+    /// `name(args) = ret <dur>`.
+    Call,
+    /// `name(args <unfinished ...>`.
+    Unfinished,
+    /// `--- SIG info ---` (the signal's name in `ret`, its info in `args`).
+    Signal,
+    /// Already in `text`.
+    #[default]
+    Text,
+}
+
 /// One call (or signal) of context, with buffers reused across lines.
+///
+/// Only the calls next to a reported interval are ever shown, so a call's raw parts
+/// are kept and its (redacted) text is made when an interval is recorded
+/// ([`CtxSlot::render`]); the hash it carries is found at once, for the cause.
 #[derive(Debug, Default)]
 struct CtxSlot {
+    shape: Shape,
     text: Vec<u8>,
+    args: Vec<u8>,
+    ret: Vec<u8>,
+    dur: Option<u64>,
     name: Vec<u8>,
     line: u64,
     res: Vec<ResRef>,
@@ -673,7 +695,11 @@ struct CtxSlot {
 
 impl CtxSlot {
     fn reset(&mut self, line: u64) {
+        self.shape = Shape::Text;
         self.text.clear();
+        self.args.clear();
+        self.ret.clear();
+        self.dur = None;
         self.name.clear();
         self.line = line;
         self.nres = 0;
@@ -703,6 +729,48 @@ impl CtxSlot {
 
     fn resources(&self) -> &[ResRef] {
         self.res.get(..self.nres).unwrap_or_default()
+    }
+
+    /// Keep a call's parts for [`CtxSlot::render`]; `ret: None` for a call cut short.
+    fn set_call(&mut self, args: &[u8], ret: Option<&[u8]>, dur: Option<u64>) {
+        self.args.clear();
+        self.args.extend_from_slice(args);
+        self.ret.clear();
+        match ret {
+            Some(r) => {
+                self.shape = Shape::Call;
+                self.ret.extend_from_slice(r);
+                self.dur = dur;
+            }
+            None => {
+                self.shape = Shape::Unfinished;
+                self.dur = None;
+            }
+        }
+    }
+
+    /// The text shown for this call: shortened, secrets redacted.
+    fn render(&self, scratch: &mut Vec<u8>) -> Box<[u8]> {
+        let mut out = Vec::new();
+        match self.shape {
+            Shape::Call => {
+                render_call(
+                    &mut out,
+                    &self.name,
+                    &self.args,
+                    Some(&self.ret),
+                    self.dur,
+                    false,
+                    scratch,
+                );
+            }
+            Shape::Unfinished => {
+                render_call(&mut out, &self.name, &self.args, None, None, true, scratch);
+            }
+            Shape::Signal => render_signal(&mut out, &self.ret, &self.args, scratch),
+            Shape::Text => out.extend_from_slice(&self.text),
+        }
+        out.into_boxed_slice()
     }
 }
 
@@ -1249,15 +1317,7 @@ impl Shared {
                 th.cur.reset(line_no);
                 th.cur.name.extend_from_slice(name);
                 th.cur.first = first;
-                render_call(
-                    &mut th.cur.text,
-                    name,
-                    a,
-                    None,
-                    None,
-                    true,
-                    &mut self.scratch,
-                );
+                th.cur.set_call(a, None, None);
                 self.close_gap(idx, tid, th, time, line_no);
                 th.pending.active = true;
                 th.pending.name.clear();
@@ -1345,7 +1405,9 @@ impl Shared {
                 }
                 th.cur.reset(line_no);
                 th.cur.first = first;
-                render_signal(&mut th.cur.text, name, info, &mut self.scratch);
+                th.cur.shape = Shape::Signal;
+                th.cur.ret.extend_from_slice(name);
+                th.cur.args.extend_from_slice(info);
                 self.close_gap(idx, tid, th, time, line_no);
                 th.ring.push(&mut th.cur);
                 th.prev_end = time;
@@ -1446,19 +1508,17 @@ impl Shared {
         th.prev_was_exit = matches!(c.name, b"exit_group" | b"exit");
     }
 
-    /// Fill `slot` with the call's text, class, resources and any hash it carries.
+    /// Fill `slot` with the call's parts (for its text), class, resources and any
+    /// hash it carries.
     fn describe_call(&mut self, slot: &mut CtxSlot, key: TableKey, c: CallView<'_>, cut: bool) {
         slot.name.extend_from_slice(c.name);
         slot.class = call_class(c.name, c.args);
-        let hash = render_call(
-            &mut slot.text,
-            c.name,
-            c.args,
-            if cut { None } else { Some(&c.ret) },
-            c.duration_ns,
-            cut,
-            &mut self.scratch,
-        );
+        let ret = if cut { None } else { Some(c.ret.raw) };
+        slot.set_call(c.args, ret, c.duration_ns);
+        let mut hash = hash_in(c.args, &mut self.scratch);
+        if let (None, Some(r)) = (hash, ret) {
+            hash = hash_in(r, &mut self.scratch);
+        }
         slot.hash = hash;
         self.call_resources(slot, key, c);
     }
@@ -1497,8 +1557,8 @@ impl Shared {
             inside_call: false,
             exact: th.prev_exact,
             timers,
-            before: newest.map(|s| s.text.clone().into_boxed_slice()),
-            after: Some(th.cur.text.clone().into_boxed_slice()),
+            before: newest.map(|s| s.render(&mut self.scratch)),
+            after: Some(th.cur.render(&mut self.scratch)),
             call: newest.map(|s| s.name.clone().into_boxed_slice()),
             class: newest.map_or(CallClass::Other, |s| s.class),
             primary: newest
@@ -1535,8 +1595,8 @@ impl Shared {
             inside_call: true,
             exact: true,
             timers: 0,
-            before: newest.map(|s| s.text.clone().into_boxed_slice()),
-            after: Some(slot.text.clone().into_boxed_slice()),
+            before: newest.map(|s| s.render(&mut self.scratch)),
+            after: Some(slot.render(&mut self.scratch)),
             call: Some(slot.name.clone().into_boxed_slice()),
             class: slot.class,
             primary: slot.resources().first().map(ResRef::to_raw),
@@ -1991,9 +2051,11 @@ impl Shared {
             );
         }
 
-        let mut top: Vec<Gap> = gaps.clone();
+        // Sort references, clone only the few kept (a stable sort either way).
+        let mut top: Vec<&Gap> = gaps.iter().collect();
         top.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| order(a, b)));
         top.truncate(self.opts.top);
+        let top: Vec<Gap> = top.into_iter().cloned().collect();
 
         let by_cause = by_cause(&gaps, &blocked);
         let by_resource = by_resource(&gaps, &blocked);
@@ -2726,6 +2788,131 @@ fn unescape_into(raw: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// The first plausible hash in the quoted strings of `src`: what [`redact_into`]
+/// returns, without copying or decoding the strings that cannot hold one.
+fn hash_in(src: &[u8], scratch: &mut Vec<u8>) -> Option<HashInfo> {
+    // `contains` on bytes is a word-at-a-time search: most calls stop here.
+    if !(src.contains(&b'$') || src.contains(&b'{') || src.contains(&b'\\')) {
+        return None;
+    }
+    if !may_hold_hash(src) {
+        return None;
+    }
+    let mut i = 0;
+    // Strings as `redact_into` splits them: from a quote to the next unescaped one.
+    while let Some(p) = src.get(i..).and_then(|t| t.iter().position(|&c| c == b'"')) {
+        i += p;
+        let mut j = i + 1;
+        let mut has_escape = false;
+        // Whether the decoded string may hold a `$` or `{` (a hash prefix needs one).
+        let mut maybe = false;
+        while let Some(&c) = src.get(j) {
+            match c {
+                b'\\' => {
+                    has_escape = true;
+                    if matches!(src.get(j + 1), Some(b'x' | b'0'..=b'7' | b'$' | b'{')) {
+                        maybe = true;
+                    }
+                    j += 2;
+                }
+                b'"' => break,
+                b'$' | b'{' => {
+                    maybe = true;
+                    j += 1;
+                }
+                _ => j += 1,
+            }
+        }
+        if maybe {
+            let body = src.get(i + 1..j.min(src.len())).unwrap_or_default();
+            let decoded: &[u8] = if has_escape {
+                unescape_into(body, scratch);
+                scratch
+            } else {
+                body
+            };
+            if let Some((h, true)) = find_hash(decoded) {
+                return Some(h);
+            }
+        }
+        i = j + 1;
+    }
+    None
+}
+
+/// Whether decoding the strings of `src` could give a hash prefix: a `$` before one
+/// of `2a56yg1` (`$2y$`, `$apr1$`, `$5$`, `$6$`, `$y$`, `$gy$`, `$argon2`, `$1$`) or a
+/// `{` before `S` (`{SHA}`, `{SSHA}`), where the byte after may come from an escape;
+/// or an escape that decodes to `$` or `{`. Every `\` is looked at, paired or not, so
+/// this never misses one that [`unescape_into`] would decode: binary data, dense with
+/// escapes and stray `$`, mostly passes without being decoded.
+fn may_hold_hash(src: &[u8]) -> bool {
+    // The byte after a `$` or `{` at `k - 1`, as decoded (a `\` there starts an escape).
+    let next = |k: usize| match src.get(k) {
+        Some(b'\\') => Some(escape_value(src, k)),
+        b => b.copied(),
+    };
+    let mut k = 0;
+    while let Some(p) = src
+        .get(k..)
+        .and_then(|t| t.iter().position(|&b| matches!(b, b'$' | b'{' | b'\\')))
+    {
+        let Some(&b) = src.get(k + p) else { break };
+        k += p + 1;
+        let found = match b {
+            b'$' => matches!(
+                next(k),
+                Some(b'2' | b'a' | b'5' | b'6' | b'y' | b'g' | b'1')
+            ),
+            b'{' => next(k) == Some(b'S'),
+            // Only these can start an escape of `$` (`\44`, `\044`, `\444`, `\x24`) or
+            // `{` (`\173`, `\573`, `\x7b`); most escapes of binary data stop here.
+            _ => {
+                matches!(
+                    src.get(k),
+                    Some(b'$' | b'{' | b'x' | b'0' | b'1' | b'4' | b'5')
+                ) && matches!(escape_value(src, k - 1), b'$' | b'{')
+            }
+        };
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
+/// The byte the escape at `src[at]` (a `\`) decodes to, as in [`unescape_into`].
+fn escape_value(src: &[u8], at: usize) -> u8 {
+    let Some(&e) = src.get(at + 1) else {
+        return b'\\';
+    };
+    match e {
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'v' => 0x0b,
+        b'f' => 0x0c,
+        b'x' => {
+            let hex = |k: usize| src.get(k).and_then(|&h| (h as char).to_digit(16));
+            match (hex(at + 2), hex(at + 3)) {
+                (Some(a), Some(b)) => (a * 16 + b) as u8,
+                _ => b'x',
+            }
+        }
+        b'0'..=b'7' => {
+            let mut v = u32::from(e - b'0');
+            for off in 2..4 {
+                match src.get(at + off) {
+                    Some(&d @ b'0'..=b'7') => v = v * 8 + u32::from(d - b'0'),
+                    _ => break,
+                }
+            }
+            (v & 0xff) as u8
+        }
+        other => other,
+    }
+}
+
 /// Copy `src` into `out` up to about `limit` bytes of `out`, with every quoted string
 /// that holds a secret replaced by a placeholder. Scans every string of `src` (also
 /// past the limit) and returns the first hash seen.
@@ -2853,7 +3040,7 @@ fn render_call(
     out: &mut Vec<u8>,
     name: &[u8],
     call_args: &[u8],
-    ret: Option<&Ret<'_>>,
+    ret: Option<&[u8]>,
     dur: Option<u64>,
     unfinished: bool,
     scratch: &mut Vec<u8>,
@@ -2870,7 +3057,7 @@ fn render_call(
     out.extend_from_slice(b") = ");
     if let Some(r) = ret {
         let limit = out.len() + 40;
-        let h = redact_into(r.raw, out, limit, scratch);
+        let h = redact_into(r, out, limit, scratch);
         hash = hash.or(h);
     }
     if let Some(d) = dur {
@@ -2994,6 +3181,65 @@ mod tests {
         assert_eq!(h.unwrap().param, Some(10));
         assert!(out.len() < 60);
         assert!(out.ends_with(b"..."));
+    }
+
+    /// `hash_in` (every call) must find what `redact_into` (calls shown) would.
+    #[test]
+    fn hash_in_agrees_with_redact_into() {
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        let fixed: [&[u8]; 12] = [
+            br#"15, "alice:$2y$12$abcdefghijklmnopqrstuv"..., 4096"#,
+            br#""\x24\x32\x79\x24\x31\x30\x24\x61\x62""#,
+            br#""\44\62y$10$abc", "$1$2""#,
+            br#""\0442y$10$abcd""#,
+            br#""\4442y$10$abcd""#,
+            br#""$\62y$10$abcd""#,
+            br#""\$2y$10$abcd""#,
+            br#""\\$2y$10$abcd""#,
+            br#""x{SHA}abcd", "{\123SHA}abc""#,
+            br#"[{iov_base="\27\3$\3\1{\32_", iov_len=5}], "$6$rounds=5000$abcd$""#,
+            br#""\x7B\x53HA}abcd""#,
+            br#""unterminated $5$abcdef"#,
+        ];
+        for src in fixed {
+            out.clear();
+            let want = redact_into(src, &mut out, 200, &mut scratch);
+            assert_eq!(
+                hash_in(src, &mut scratch),
+                want,
+                "{}",
+                String::from_utf8_lossy(src)
+            );
+        }
+        // Random mixes of the pieces hashes, escapes and strings are made of.
+        let pieces: Vec<&[u8]> = br#""|\|$|{|}|2y$|12$|abcdefghij|apr1$|5$|6$|y$|gy$|argon2id$|1$|SHA}|SSHA}|\x24|\44|\173|\x7b|\0|\n|, |\x32|\62|\123|\x"#
+            .split(|&b| b == b'|')
+            .collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut found = 0;
+        for _ in 0..20_000 {
+            let mut src = Vec::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let n = (seed % 16) as usize;
+            let mut r = seed;
+            for _ in 0..n {
+                r = r.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                src.extend_from_slice(pieces[(r >> 33) as usize % pieces.len()]);
+            }
+            out.clear();
+            let want = redact_into(&src, &mut out, 200, &mut scratch);
+            found += usize::from(want.is_some());
+            assert_eq!(
+                hash_in(&src, &mut scratch),
+                want,
+                "{}",
+                String::from_utf8_lossy(&src)
+            );
+        }
+        assert!(found > 100, "{found}");
     }
 
     #[test]
