@@ -20,6 +20,7 @@ pub mod prom;
 pub mod report_cmd;
 pub mod state;
 pub mod tls_cmd;
+pub mod trend;
 pub mod uakind;
 pub mod whatif_cmd;
 pub mod window;

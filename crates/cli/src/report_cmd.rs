@@ -20,7 +20,6 @@
 //! it to that). The page has no scripts at all and a Content-Security-Policy of
 //! `default-src 'none'`, so even a mistake could neither run code nor fetch anything.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,8 +42,9 @@ use crate::emit::{fit, percent, thousands};
 use crate::engine::{Block, Job};
 use crate::escape;
 use crate::output;
+use crate::trend::Trend;
 use crate::uakind::Classifier;
-use crate::window::{period_key, resolve_tz, Period, PeriodKey, Zone};
+use crate::window::{resolve_tz, Period, Zone};
 
 /// The Mozilla profiles every report tests.
 pub const PROFILES: [&str; 3] = ["mozilla-modern", "mozilla-intermediate", "mozilla-old"];
@@ -96,67 +96,6 @@ pub struct ReportArgs {
     /// lasts 23 or 25 hours across a daylight-saving change.
     #[arg(long, value_enum, value_name = "PERIOD", default_value_t = Period::Day)]
     pub by: Period,
-}
-
-/// TLS requests per period and protocol, and the time span seen; merged by adding.
-#[derive(Debug, Default)]
-pub struct Trend {
-    periods: BTreeMap<PeriodKey, FxHashMap<Box<[u8]>, u64>>,
-    /// TLS requests without a usable time.
-    untimed: u64,
-    first_us: Option<i64>,
-    last_us: Option<i64>,
-    /// The period of the last second looked up: lines come in time order, many in
-    /// the same second, and periods start on whole seconds.
-    last_key: Option<(i64, PeriodKey)>,
-}
-
-impl Trend {
-    fn add(&mut self, by: Period, zone: &Zone, at_us: Option<i64>, protocol: &[u8]) {
-        let Some(at) = at_us else {
-            self.untimed += 1;
-            return;
-        };
-        let second = at.div_euclid(1_000_000);
-        let key = match &mut self.last_key {
-            Some((s, k)) if *s == second => &*k,
-            slot => {
-                let k = period_key(second * 1_000_000, by, zone);
-                &slot.insert((second, k)).1
-            }
-        };
-        let period = match self.periods.get_mut(key) {
-            Some(p) => p,
-            None => self.periods.entry(key.clone()).or_default(),
-        };
-        match period.get_mut(protocol) {
-            Some(n) => *n += 1,
-            None => {
-                period.insert(protocol.into(), 1);
-            }
-        }
-    }
-
-    fn seen(&mut self, at_us: i64) {
-        self.first_us = Some(self.first_us.map_or(at_us, |f| f.min(at_us)));
-        self.last_us = Some(self.last_us.map_or(at_us, |l| l.max(at_us)));
-    }
-
-    fn merge(&mut self, other: Trend) {
-        for (key, protocols) in other.periods {
-            let period = self.periods.entry(key).or_default();
-            for (p, n) in protocols {
-                *period.entry(p).or_default() += n;
-            }
-        }
-        self.untimed += other.untimed;
-        if let Some(f) = other.first_us {
-            self.seen(f);
-        }
-        if let Some(l) = other.last_us {
-            self.seen(l);
-        }
-    }
 }
 
 struct ReportJob<'f> {

@@ -1,11 +1,9 @@
 //! `tlsgap tls`: the protocol and cipher distribution.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use rustc_hash::FxHashMap;
 use tlsgap_agg::{Cell, CellType, Rows};
 use tlsgap_agg::{CountMode, InputReport, LineStats, TlsAgg, TlsReport};
 use tlsgap_parser::{Format, Role};
@@ -15,7 +13,8 @@ use crate::common::{self, parse_block, BadLineSink, LinePartial};
 use crate::emit::{Csv, Emitter, Json, Parquet, Table};
 use crate::engine::{Block, Job};
 use crate::output;
-use crate::window::{period_key, resolve_tz, Period, PeriodKey, Zone};
+use crate::trend::Trend;
+use crate::window::{resolve_tz, Period, Zone};
 
 struct TlsJob<'f> {
     format: &'f Format,
@@ -27,21 +26,14 @@ struct TlsJob<'f> {
     by: Option<(Period, Zone)>,
 }
 
-/// Requests per protocol (`plain` for none) per period, in time order.
-pub(crate) type PeriodCounts = BTreeMap<PeriodKey, BTreeMap<String, u64>>;
-
 struct TlsPartial {
     lines: LinePartial,
     agg: TlsAgg,
     newest_us: Option<i64>,
-    periods: PeriodCounts,
+    periods: Trend,
 }
 
 crate::has_lines!(TlsPartial);
-
-/// 15 minutes: every zone offset in use is a multiple, so a local period never starts
-/// inside such a slice of UTC time, and one lookup per slice suffices.
-const SLICE_US: i64 = 15 * 60 * 1_000_000;
 
 impl Job for TlsJob<'_> {
     type Out = TlsPartial;
@@ -49,8 +41,7 @@ impl Job for TlsJob<'_> {
     fn run(&self, block: &Block) -> TlsPartial {
         let mut agg = TlsAgg::new(self.mode);
         let mut newest_us: Option<i64> = None;
-        let mut periods = PeriodCounts::new();
-        let mut slices: FxHashMap<i64, PeriodKey> = FxHashMap::default();
+        let mut periods = Trend::default();
         let lines = parse_block(self.format, block, self.keep_bad, |_, rec| {
             let protocol = self.protocol.and_then(|i| rec.raw(i));
             agg.add(
@@ -62,19 +53,8 @@ impl Job for TlsJob<'_> {
             let us = t.unix_micros();
             newest_us = Some(newest_us.map_or(us, |n| n.max(us)));
             if let Some((period, zone)) = &self.by {
-                let slice = us.div_euclid(SLICE_US);
-                let key = slices
-                    .entry(slice)
-                    .or_insert_with(|| period_key(slice * SLICE_US, *period, zone));
-                let name = match protocol.filter(|p| !p.is_empty() && *p != b"-") {
-                    Some(p) => tlsgap_parser::lossless_text(p).into_owned(),
-                    None => "plain".to_string(),
-                };
-                *periods
-                    .entry(key.clone())
-                    .or_default()
-                    .entry(name)
-                    .or_default() += 1;
+                let name = protocol.filter(|p| !p.is_empty() && *p != b"-");
+                periods.add(*period, zone, Some(us), name.unwrap_or(b"plain"));
             }
         });
         TlsPartial {
@@ -99,8 +79,8 @@ pub(crate) struct Collected {
     pub strict_hit: bool,
     /// The newest line's time, µs since the epoch.
     pub newest_us: Option<i64>,
-    /// `--by`: requests per protocol per period.
-    pub periods: PeriodCounts,
+    /// `--by`: requests per protocol (`plain` for none) per period.
+    pub periods: Trend,
 }
 
 /// Open the inputs, settle the format and run the TLS job over them. Errors: no input
@@ -131,17 +111,12 @@ pub(crate) fn collect(
     };
     let mut total = TlsAgg::new(mode);
     let mut newest_us: Option<i64> = None;
-    let mut periods = PeriodCounts::new();
+    let mut periods = Trend::default();
     let mut stats = LineStats::default();
     let outcomes = common::run_job(cfg, prepared, &job, &mut bad, &mut stats, |_, p| {
         total.merge(p.agg);
         newest_us = newest_us.max(p.newest_us);
-        for (k, protocols) in p.periods {
-            let slot = periods.entry(k).or_default();
-            for (name, n) in protocols {
-                *slot.entry(name).or_default() += n;
-            }
-        }
+        periods.merge(p.periods);
         Ok(())
     })?;
     let inputs = common::input_reports(&outcomes);
@@ -234,17 +209,20 @@ const PERIOD_COLUMNS: [(&str, CellType); 5] = [
 ];
 
 /// One row per period and protocol (`plain` included), shares within the period.
-fn period_rows(periods: &PeriodCounts, zone: &Zone) -> Rows {
+fn period_rows(periods: &Trend, zone: &Zone) -> Rows {
     let mut rows = Rows::new(&PERIOD_COLUMNS);
-    for (key, protocols) in periods {
+    for (key, protocols) in &periods.periods {
         let total: u64 = protocols.values().sum();
-        let mut sorted: Vec<(&String, &u64)> = protocols.iter().collect();
-        sorted.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        let mut sorted: Vec<(String, &u64)> = protocols
+            .iter()
+            .map(|(p, n)| (tlsgap_parser::lossless_text(p).into_owned(), n))
+            .collect();
+        sorted.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(&b.0)));
         for (name, n) in sorted {
             rows.push(vec![
                 key.label.as_str().into(),
                 zone.format_micros(key.start_us).into(),
-                name.as_str().into(),
+                name.into(),
                 (*n).into(),
                 Cell::Float(if total == 0 {
                     0.0
