@@ -21,6 +21,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::quantile::nearest_rank;
+
 /// What a request path serves, for like-for-like latency comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -146,14 +148,10 @@ impl Spread {
             return None;
         }
         v.sort_by(f64::total_cmp);
-        let rank = |p: f64| {
-            let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-            v.get(i).copied().unwrap_or(0.0)
-        };
         Some(Spread {
             count: v.len() as u64,
-            p50_seconds: rank(0.5),
-            p95_seconds: rank(0.95),
+            p50_seconds: nearest_rank(&v, 0.5),
+            p95_seconds: nearest_rank(&v, 0.95),
         })
     }
 }

@@ -87,6 +87,7 @@ use tlsgap_parser::strace::{
 use tlsgap_parser::time::civil_from_days;
 
 use crate::fdtable::{FdTables, Lookup, ResKind, Resolved, TableKey};
+use crate::quantile::nearest_rank;
 use crate::rows::{Cell, CellType, Rows};
 
 const NS: i64 = 1_000_000_000;
@@ -395,16 +396,11 @@ pub struct Dist {
 impl Dist {
     fn of(mut secs: Vec<f64>) -> Dist {
         secs.sort_by(f64::total_cmp);
-        let rank = |p: f64| {
-            let n = secs.len();
-            let i = ((p * n as f64).ceil() as usize).clamp(1, n.max(1)) - 1;
-            secs.get(i).copied().unwrap_or(0.0)
-        };
         Dist {
             count: secs.len() as u64,
             total_seconds: secs.iter().sum(),
-            p50_seconds: rank(0.5),
-            p95_seconds: rank(0.95),
+            p50_seconds: nearest_rank(&secs, 0.5),
+            p95_seconds: nearest_rank(&secs, 0.95),
             max_seconds: secs.last().copied().unwrap_or(0.0),
         }
     }

@@ -21,6 +21,8 @@ pub mod fdtable;
 pub mod frame;
 pub mod gaps;
 pub mod lines;
+pub mod pairs;
+pub mod quantile;
 pub mod rows;
 pub mod tls;
 pub mod verdict;

@@ -5,6 +5,7 @@ use serde::Serialize;
 use tlsgap_parser::lossless_text;
 
 use crate::lines::{LineStats, LinesReport};
+use crate::pairs::PairIndex;
 use crate::verdict::{cipher_facts, protocol_verdict, Verdict};
 
 /// What is counted.
@@ -25,31 +26,24 @@ pub enum CountMode {
 #[derive(Debug, Clone)]
 pub struct TlsAgg {
     mode: CountMode,
-    pair_index: FxHashMap<Box<[u8]>, u32>,
-    pairs: Vec<Pair>,
+    pairs: PairIndex,
     counts: Vec<u64>,
     plain: u64,
     /// Client → index of its first TLS pair, or `u32::MAX` if only seen over plain HTTP.
     clients: FxHashMap<Box<[u8]>, u32>,
-    scratch: Vec<u8>,
 }
 
 const PLAIN: u32 = u32::MAX;
-
-/// A (protocol, cipher) pair as logged.
-type Pair = (Box<[u8]>, Box<[u8]>);
 
 impl TlsAgg {
     /// An empty distribution.
     pub fn new(mode: CountMode) -> TlsAgg {
         TlsAgg {
             mode,
-            pair_index: FxHashMap::default(),
-            pairs: Vec::new(),
+            pairs: PairIndex::default(),
             counts: Vec::new(),
             plain: 0,
             clients: FxHashMap::default(),
-            scratch: Vec::with_capacity(128),
         }
     }
 
@@ -59,17 +53,10 @@ impl TlsAgg {
     }
 
     fn intern(&mut self, protocol: &[u8], cipher: &[u8]) -> u32 {
-        self.scratch.clear();
-        self.scratch.extend_from_slice(protocol);
-        self.scratch.push(0);
-        self.scratch.extend_from_slice(cipher);
-        if let Some(&i) = self.pair_index.get(self.scratch.as_slice()) {
-            return i;
+        let (i, new) = self.pairs.intern(protocol, cipher);
+        if new {
+            self.counts.push(0);
         }
-        let i = u32::try_from(self.pairs.len()).unwrap_or(PLAIN - 1);
-        self.pair_index.insert(self.scratch.as_slice().into(), i);
-        self.pairs.push((protocol.into(), cipher.into()));
-        self.counts.push(0);
         i
     }
 

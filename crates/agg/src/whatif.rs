@@ -13,6 +13,7 @@ use tlsgap_ciphers::policy::{Decision, Policy};
 use tlsgap_parser::lossless_text;
 
 use crate::lines::{LineStats, LinesReport};
+use crate::pairs::{joined, PairIndex};
 use crate::rows::{Cell, CellType, Rows};
 use crate::tls::InputReport;
 use crate::verdict::cipher_facts;
@@ -52,13 +53,10 @@ impl ClientKind {
     }
 }
 
-type Pair = (Box<[u8]>, Box<[u8]>);
-
 /// Requests per (client, User-Agent, protocol, suite); mergeable in any order.
 #[derive(Debug, Clone, Default)]
 pub struct WhatifAgg {
-    pair_index: FxHashMap<Box<[u8]>, u32>,
-    pairs: Vec<Pair>,
+    pairs: PairIndex,
     /// `address \0 user-agent` → (pair, requests).
     clients: FxHashMap<Box<[u8]>, Vec<(u32, u64)>>,
     plain: u64,
@@ -72,30 +70,14 @@ impl WhatifAgg {
     }
 
     fn intern(&mut self, protocol: &[u8], cipher: &[u8]) -> u32 {
-        self.scratch.clear();
-        self.scratch.extend_from_slice(protocol);
-        self.scratch.push(0);
-        self.scratch.extend_from_slice(cipher);
-        if let Some(&i) = self.pair_index.get(self.scratch.as_slice()) {
-            return i;
-        }
-        let i = u32::try_from(self.pairs.len()).unwrap_or(u32::MAX);
-        self.pair_index.insert(self.scratch.as_slice().into(), i);
-        self.pairs.push((protocol.into(), cipher.into()));
-        i
+        self.pairs.intern(protocol, cipher).0
     }
 
     fn count(&mut self, client: &[u8], ua: &[u8], pair: u32, n: u64) {
-        self.scratch.clear();
-        self.scratch.extend_from_slice(client);
-        self.scratch.push(0);
-        self.scratch.extend_from_slice(ua);
-        let slot = match self.clients.get_mut(self.scratch.as_slice()) {
+        let key = joined(&mut self.scratch, client, ua);
+        let slot = match self.clients.get_mut(key) {
             Some(v) => v,
-            None => self
-                .clients
-                .entry(self.scratch.as_slice().into())
-                .or_default(),
+            None => self.clients.entry(key.into()).or_default(),
         };
         match slot.iter_mut().find(|(p, _)| *p == pair) {
             Some((_, k)) => *k += n,
