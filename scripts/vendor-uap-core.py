@@ -8,8 +8,8 @@ copy from the ua-parser crate that Cargo has downloaded (same version as in
 Cargo.lock), keeps the two parts tlsgap uses (user_agent_parsers and
 device_parsers) and writes them as compact JSON next to the uap-core licence:
 
-    crates/cli/data/uap-core/regexes.json
-    crates/cli/data/uap-core/LICENSE
+    crates/engine/data/uap-core/regexes.json
+    crates/engine/data/uap-core/LICENSE
 
 Usage: python3 scripts/vendor-uap-core.py   (needs PyYAML: pip install pyyaml)
 """
@@ -23,7 +23,7 @@ import sys
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "crates", "cli", "data", "uap-core")
+OUT = os.path.join(ROOT, "crates", "engine", "data", "uap-core")
 
 
 def main():

@@ -18,6 +18,7 @@
 pub mod authjoin;
 pub mod export;
 pub mod fdtable;
+#[cfg(feature = "parquet")]
 pub mod frame;
 pub mod gaps;
 pub mod lines;
@@ -25,6 +26,7 @@ pub mod pairs;
 pub mod quantile;
 pub mod rows;
 pub mod tls;
+pub mod trend;
 pub mod verdict;
 pub mod whatif;
 

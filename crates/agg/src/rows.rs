@@ -3,6 +3,19 @@
 
 use serde::Serialize;
 
+/// Append `s` to `out` as a CSV field: always quoted, quotes doubled (RFC 4180), so
+/// that commas, quotes and line breaks in log text never shift a column.
+pub fn csv_field(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for b in s.bytes() {
+        if b == b'"' {
+            out.push(b'"');
+        }
+        out.push(b);
+    }
+    out.push(b'"');
+}
+
 /// The type of a column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

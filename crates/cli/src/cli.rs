@@ -1,8 +1,12 @@
 //! Command-line definitions (clap derive) and their translation into plain configs.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use tlsgap_agg::CountMode;
+use tlsgap_engine::state::StateConfig;
+use tlsgap_engine::window::Period;
 
 /// TLS protocol/cipher analytics, policy what-ifs and slow-auth diagnosis (strace) for
 /// Apache and nginx.
@@ -66,7 +70,7 @@ pub enum Command {
     /// --htpasswd/--traces the per-user authentication cost. The page is one
     /// self-contained file: inline CSS and SVG charts, no scripts, nothing fetched.
     /// The text goes to standard output (or -o) unless only --html is given.
-    Report(crate::report_cmd::ReportArgs),
+    Report(ReportArgs),
     /// What the cipher-suite catalogue knows about suites.
     ///
     /// With names (OpenSSL, old alias or IANA), every fact about each: code, names,
@@ -80,13 +84,13 @@ pub enum Command {
     /// 5%), ... | legacy_share=0.042;0.01;0.05;0;1 ...`). Shares are 0-1; a figure over
     /// its threshold raises the state. Unreadable input (a missing file, a truncated
     /// .gz, nothing parsed) and usage errors are UNKNOWN.
-    Check(crate::check_cmd::CheckArgs),
+    Check(CheckArgs),
     /// The `tls` report over exported Parquet datasets, across hosts and days.
     ///
     /// Reads every *.parquet under the given directories (or matching a quoted glob),
     /// as written by `export --format parquet [--partition-by date]`, and counts the
     /// columns client, tls_protocol and tls_cipher as `tls` counts log lines.
-    Merge(crate::merge_cmd::MergeArgs),
+    Merge(MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     ///
     /// For example: `tlsgap completions bash > /etc/bash_completion.d/tlsgap`.
@@ -141,10 +145,10 @@ pub struct InputArgs {
     pub quiet: bool,
 
     #[command(flatten)]
-    pub state: crate::state::StateArgs,
+    pub state: StateArgs,
 
     #[command(flatten)]
-    pub window: crate::window::WindowArgs,
+    pub window: WindowArgs,
 }
 
 /// `tlsgap tls`.
@@ -166,7 +170,7 @@ pub struct TlsArgs {
     /// charts: a section under the table, `periods` in JSON; CSV and Parquet then hold
     /// the period rows (period, period_start, protocol, count, share).
     #[arg(long, value_enum, value_name = "PERIOD")]
-    pub by: Option<crate::window::Period>,
+    pub by: Option<PeriodArg>,
 }
 
 /// `tlsgap export`.
@@ -214,9 +218,10 @@ pub struct WhatifArgs {
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
 
-    /// Output format.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
-    pub format: TlsFormat,
+    /// Output format; csv and parquet rows: the total, then one per protocol and per cipher
+    /// with its decision.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
+    pub format: RowsFormat,
 }
 
 /// `tlsgap gaps`.
@@ -234,9 +239,9 @@ pub struct GapsArgs {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
 
-    /// Output format.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
-    pub format: TlsFormat,
+    /// Output format; csv and parquet rows: every gap, then every blocked interval.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
+    pub format: RowsFormat,
 
     /// Write the result here instead of standard output (`-` = stdout).
     #[arg(short, long, value_name = "PATH")]
@@ -275,9 +280,9 @@ pub struct AuthArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 0.01)]
     pub min_gap: f64,
 
-    /// Output format.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
-    pub format: TlsFormat,
+    /// Output format; csv and parquet rows: one per user.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
+    pub format: RowsFormat,
 
     /// Write the result here instead of standard output.
     #[arg(short, long, value_name = "PATH")]
@@ -289,7 +294,7 @@ pub struct AuthArgs {
 
     /// --since/--until/--tz on the access logs.
     #[command(flatten)]
-    pub window: crate::window::WindowArgs,
+    pub window: WindowArgs,
 }
 
 /// `tlsgap ciphers`.
@@ -353,8 +358,21 @@ pub enum TlsFormat {
     /// The CSV columns as a Parquet file (needs `-o`).
     Parquet,
     /// Prometheus text exposition format, for node_exporter's textfile collector
-    /// (`tls` only; write it with `-o DIR/tlsgap.prom`).
+    /// (write it with `-o DIR/tlsgap.prom`).
     Prom,
+}
+
+/// Output formats of the reports without a Prometheus form (`whatif`, `gaps`, `auth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RowsFormat {
+    /// Aligned text for a terminal.
+    Table,
+    /// A header row, then the rows named above.
+    Csv,
+    /// The stable JSON document (see the README).
+    Json,
+    /// The CSV columns as a Parquet file (needs `-o`).
+    Parquet,
 }
 
 /// Output formats of `export`.
@@ -377,53 +395,236 @@ pub enum CountArg {
     Clients,
 }
 
-/// Input settings, free of clap types.
-#[derive(Debug, Clone)]
-pub struct InputConfig {
-    /// Inputs; `-` is standard input.
-    pub files: Vec<String>,
-    /// `auto`, a preset or a format text.
-    pub log_format: String,
-    /// Output path; `None` is stdout.
-    pub output: Option<PathBuf>,
-    /// Worker threads.
-    pub jobs: usize,
-    /// Stop at the first malformed line.
-    pub strict: bool,
-    /// Where to write malformed lines.
-    pub invalid_lines: Option<PathBuf>,
-    /// No notes on stderr.
-    pub quiet: bool,
-    /// `--state`: continue where the last run stopped.
-    pub state: Option<crate::state::StateConfig>,
-    /// `--since`, `--until`, `--tz` as given (resolved by `common::prepare`).
-    pub window: crate::window::WindowArgs,
+/// `tlsgap report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Write the HTML page to FILE (atomically).
+    ///
+    /// One self-contained file: inline CSS and SVG charts, no scripts, no fonts or
+    /// anything else fetched from elsewhere.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Print the plain-text report (to standard output, or to `-o PATH`).
+    ///
+    /// The text is written whenever --text or -o is given, and whenever --html is not:
+    /// `tlsgap report access.log` in a crontab mails the text; `--html FILE` alone
+    /// writes only the page.
+    #[arg(long)]
+    pub text: bool,
+
+    /// The htpasswd file: add the per-user authentication cost (section `auth`).
+    #[arg(long, value_name = "FILE")]
+    pub htpasswd: Option<PathBuf>,
+
+    /// strace output of the web server's workers: add the observed auth gaps.
+    ///
+    /// Takes one or more files (or a quoted `prefix.*`); put the access logs before
+    /// it, or after `--`.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub traces: Vec<PathBuf>,
+
+    /// Period of the protocol-share chart.
+    ///
+    /// Calendar days or wall-clock hours in --tz (default: the local zone), so a day
+    /// lasts 23 or 25 hours across a daylight-saving change.
+    #[arg(long, value_enum, value_name = "PERIOD", default_value_t = PeriodArg::Day)]
+    pub by: PeriodArg,
 }
 
-impl From<InputArgs> for InputConfig {
-    fn from(a: InputArgs) -> InputConfig {
-        let files = if a.files.is_empty() {
-            vec!["-".to_string()]
-        } else {
-            a.files
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect()
-        };
-        let jobs = a
-            .jobs
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        InputConfig {
-            files,
-            log_format: a.log_format,
-            output: a.output.filter(|p| p.as_os_str() != "-"),
-            jobs,
-            strict: a.strict,
-            invalid_lines: a.invalid_lines,
-            quiet: a.quiet,
-            state: a.state.config(),
-            window: a.window,
+/// `tlsgap check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// WARNING above this share (0-1) of TLS requests on SSLv2, SSLv3, TLS 1.0 or 1.1.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = share)]
+    pub legacy_warn: f64,
+
+    /// CRITICAL above this share (0-1) of TLS requests on SSLv2, SSLv3, TLS 1.0 or 1.1.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.05, value_parser = share)]
+    pub legacy_crit: f64,
+
+    /// WARNING above this share (0-1) of TLS requests with an insecure suite (0: any).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0, value_parser = share)]
+    pub insecure_warn: f64,
+
+    /// CRITICAL above this share (0-1) of TLS requests with an insecure suite.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = share)]
+    pub insecure_crit: f64,
+
+    /// WARNING above this share (0-1) of lines that do not fit the log format.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = share)]
+    pub malformed_warn: f64,
+
+    /// CRITICAL above this share (0-1) of lines that do not fit the log format.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.10, value_parser = share)]
+    pub malformed_crit: f64,
+
+    /// Also check this htpasswd file: the slowest user's verification time.
+    ///
+    /// Apache verifies the password on every request, so this is added to each of that
+    /// user's responses. Measured on this machine (bcrypt above cost 10 is scaled).
+    #[arg(long, value_name = "FILE")]
+    pub htpasswd: Option<PathBuf>,
+
+    /// WARNING when a user's verification takes longer than this (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.05, value_parser = seconds)]
+    pub auth_warn: f64,
+
+    /// CRITICAL when a user's verification takes longer than this (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.25, value_parser = seconds)]
+    pub auth_crit: f64,
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        Ok(_) => Err("a share is between 0 and 1 (0.05 is 5%)".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(_) => Err("seconds are a finite number, 0 or more".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `tlsgap merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Datasets: directories (every *.parquet below them), Parquet files, or quoted
+    /// glob patterns ('/data/tls/date=2026-11-*').
+    #[arg(value_name = "DIR|GLOB", required = true)]
+    pub paths: Vec<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
+    pub format: TlsFormat,
+
+    /// Count every request, or every distinct client address once (its earliest TLS
+    /// request decides its protocol and cipher).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = CountArg::Requests)]
+    pub count: CountArg,
+
+    /// Only `date=YYYY-MM-DD` partitions on or after this day (files outside such
+    /// directories, and rows without a time, are then left out).
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = tlsgap_engine::merge::parse_date)]
+    pub since_date: Option<String>,
+
+    /// Only `date=YYYY-MM-DD` partitions on or before this day.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = tlsgap_engine::merge::parse_date)]
+    pub until_date: Option<String>,
+
+    /// Write the result here instead of standard output (`-` = stdout; parquet needs a
+    /// path).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// No notes on standard error.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The `--state` and `--lock-wait` flags, to flatten into a command's arguments.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StateArgs {
+    /// Read only what is new since the last run recorded in FILE.
+    ///
+    /// Remembers, per input, which file was read (device, inode, a fingerprint of its
+    /// first bytes) and up to which complete line, and continues from there next time.
+    /// Follows logrotate (create, copytruncate, compress, dateext): the unread end of a
+    /// rotated file is read before the new one, no line twice. FILE is written
+    /// atomically and locked (FILE.lock) for the whole run.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+
+    /// With --state: wait up to SECONDS for another run's lock instead of failing.
+    ///
+    /// Without it, a run that finds the state locked by another tlsgap run exits at
+    /// once with an error naming that run's pid.
+    #[arg(long, value_name = "SECONDS", requires = "state", value_parser = parse_seconds)]
+    pub lock_wait: Option<Duration>,
+}
+
+impl StateArgs {
+    /// The plain configuration, `None` without `--state`.
+    pub fn config(&self) -> Option<StateConfig> {
+        self.state.as_ref().map(|path| StateConfig {
+            path: path.clone(),
+            lock_wait: self.lock_wait,
+        })
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| format!("{s:?} is not a usable number of seconds"))
+}
+
+/// `--since`, `--until` and `--tz`, for `#[command(flatten)]` into the log commands.
+#[derive(Debug, Clone, Default, Args)]
+pub struct WindowArgs {
+    /// Only lines at or after this time.
+    ///
+    /// RFC 3339 (2026-11-21T05:00:00+02:00, 2026-11-21T03:00:00Z), a date (2026-11-21:
+    /// its local midnight), a local time (2026-11-21T05:00), now, today, yesterday, or a
+    /// duration before now (-24h, -90m, -7d, -1w, -1h30m; d and w are 24 and 168 hours).
+    /// Local times and dates are read in --tz. Lines are compared by instant, whatever
+    /// offset each carries.
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub since: Option<String>,
+
+    /// Only lines before this time (exclusive).
+    ///
+    /// The same forms as --since. `--until 2026-11-21` stops at that date's local
+    /// midnight, so the 21st is left out; `--since yesterday --until today` is yesterday's
+    /// calendar day in --tz (23, 24 or 25 hours).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub until: Option<String>,
+
+    /// Time zone for dates, local times, today/yesterday and --by periods.
+    ///
+    /// An IANA name (Europe/Sofia, America/New_York), UTC, or local (the default: $TZ,
+    /// else /etc/localtime, else UTC).
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+}
+
+/// The periods of `--by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PeriodArg {
+    /// Calendar days in the zone (23, 24 or 25 hours).
+    Day,
+    /// Wall-clock hours in the zone.
+    Hour,
+}
+
+impl From<PeriodArg> for Period {
+    fn from(p: PeriodArg) -> Period {
+        match p {
+            PeriodArg::Day => Period::Day,
+            PeriodArg::Hour => Period::Hour,
+        }
+    }
+}
+
+impl From<CountArg> for CountMode {
+    fn from(c: CountArg) -> CountMode {
+        match c {
+            CountArg::Requests => CountMode::Requests,
+            CountArg::Clients => CountMode::Clients,
         }
     }
 }
@@ -436,5 +637,57 @@ mod tests {
     #[test]
     fn clap_definitions_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn share_flags_are_checked() {
+        assert_eq!(share("0.05"), Ok(0.05));
+        assert!(share("5").is_err());
+        assert!(share("-0.1").is_err());
+        assert!(share("NaN").is_err());
+        assert!(seconds("inf").is_err());
+        assert_eq!(seconds("0.01"), Ok(0.01));
+    }
+
+    #[test]
+    fn state_args_parse_lock_wait() {
+        #[derive(Debug, clap::Parser)]
+        struct T {
+            #[command(flatten)]
+            state: StateArgs,
+        }
+        let t = T::try_parse_from(["t", "--state", "s.json", "--lock-wait", "2.5"]).unwrap();
+        let cfg = t.state.config().unwrap();
+        assert_eq!(cfg.lock_wait, Some(Duration::from_millis(2500)));
+        assert!(T::try_parse_from(["t", "--lock-wait", "3"]).is_err());
+        assert!(T::try_parse_from(["t", "--state", "s", "--lock-wait", "-1"]).is_err());
+        assert!(T::try_parse_from(["t"]).unwrap().state.config().is_none());
+    }
+
+    #[test]
+    fn window_flags_take_negative_durations_as_values() {
+        #[derive(Debug, clap::Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            window: WindowArgs,
+            #[arg(long, value_enum)]
+            by: Option<PeriodArg>,
+        }
+        Cmd::command().debug_assert();
+        let c = Cmd::try_parse_from([
+            "t",
+            "--since",
+            "-24h",
+            "--until",
+            "today",
+            "--tz",
+            "Europe/Sofia",
+            "--by",
+            "hour",
+        ])
+        .unwrap();
+        assert_eq!(c.window.since.as_deref(), Some("-24h"));
+        assert_eq!(c.window.until.as_deref(), Some("today"));
+        assert_eq!(c.by, Some(PeriodArg::Hour));
     }
 }

@@ -1,29 +1,18 @@
-//! The `tlsgap` command-line tool: flags, inputs, the parallel engine and emitters.
-//! `main.rs` only calls [`run`].
+//! The `tlsgap` command-line tool: clap definitions, flags turned into the engine's
+//! options, one analysis call per command, and the emitters. `main.rs` only calls
+//! [`run`]; the work is done by `tlsgap-engine`.
 
 pub mod auth_cmd;
 pub mod check_cmd;
 pub mod ciphers_cmd;
 pub mod cli;
-pub mod common;
-pub mod emit;
-pub mod engine;
-pub mod escape;
 pub mod export_cmd;
 pub mod gaps_cmd;
-pub mod gaps_table;
-pub mod input;
 pub mod merge_cmd;
-pub mod output;
-pub mod progress;
-pub mod prom;
 pub mod report_cmd;
-pub mod state;
+pub mod run;
 pub mod tls_cmd;
-pub mod trend;
-pub mod uakind;
 pub mod whatif_cmd;
-pub mod window;
 
 use std::process::ExitCode;
 
@@ -60,6 +49,16 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The error as `main` prints it: the whole chain, each line escaped for the terminal
+/// (messages quote file names and log lines).
+pub fn error_text(err: &anyhow::Error) -> String {
+    format!("{err:#}")
+        .split('\n')
+        .map(|l| tlsgap_output::escape::terminal(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether `err` is a closed pipe (`tlsgap ... | head`), which is not an error.

@@ -9,7 +9,7 @@ fn main() -> ExitCode {
             if tlsgap::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("tlsgap: error: {err:#}");
+            eprintln!("tlsgap: error: {}", tlsgap::error_text(&err));
             ExitCode::from(2)
         }
     }

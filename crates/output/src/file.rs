@@ -5,7 +5,10 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+/// `err` with `what` in front of its message, keeping its kind.
+fn context(err: io::Error, what: String) -> io::Error {
+    io::Error::new(err.kind(), format!("{what}: {err}"))
+}
 
 /// An output stream.
 #[derive(Debug)]
@@ -24,7 +27,7 @@ pub enum Output {
 }
 
 /// Open `path` (`None` = stdout).
-pub fn open(path: Option<&Path>) -> Result<Output> {
+pub fn open(path: Option<&Path>) -> io::Result<Output> {
     let Some(dest) = path else {
         return Ok(Output::Stdout(BufWriter::with_capacity(
             1 << 16,
@@ -36,7 +39,8 @@ pub fn open(path: Option<&Path>) -> Result<Output> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "output".into());
     let tmp = dest.with_file_name(format!(".{name}.tlsgap-{}.tmp", std::process::id()));
-    let file = File::create(&tmp).with_context(|| format!("creating {}", dest.display()))?;
+    let file =
+        File::create(&tmp).map_err(|e| context(e, format!("creating {}", dest.display())))?;
     Ok(Output::File {
         file: BufWriter::with_capacity(1 << 16, file),
         tmp,
@@ -46,15 +50,15 @@ pub fn open(path: Option<&Path>) -> Result<Output> {
 
 impl Output {
     /// Flush, and move a file into place.
-    pub fn finish(mut self) -> Result<()> {
+    pub fn finish(mut self) -> io::Result<()> {
         match &mut self {
             Output::Stdout(w) => w.flush()?,
             Output::File { file, tmp, dest } => {
                 file.flush()
-                    .with_context(|| format!("writing {}", dest.display()))?;
+                    .map_err(|e| context(e, format!("writing {}", dest.display())))?;
                 file.get_ref().sync_all().ok();
                 std::fs::rename(&*tmp, &*dest)
-                    .with_context(|| format!("renaming into {}", dest.display()))?;
+                    .map_err(|e| context(e, format!("renaming into {}", dest.display())))?;
             }
         }
         Ok(())

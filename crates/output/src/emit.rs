@@ -3,9 +3,8 @@
 
 use std::io::Write;
 
-use anyhow::Result;
-use polars::prelude::ParquetWriter;
-use tlsgap_agg::frame::{rows_frame, tls_frame};
+use std::io::Result;
+
 use tlsgap_agg::{tls_rows, Cell, CountMode, Rows, TlsReport, TLS_ROW_COLUMNS};
 
 use crate::escape;
@@ -31,9 +30,15 @@ pub struct Csv;
 #[derive(Debug, Default)]
 pub struct Json;
 
-/// Parquet (polars).
+/// Parquet (polars; the `parquet` feature).
 #[derive(Debug, Default)]
 pub struct Parquet;
+
+/// A polars error as an I/O error (an emitter's only error type).
+#[cfg(feature = "parquet")]
+fn polars_error(e: polars::prelude::PolarsError) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
 
 const WIDTH: usize = 80;
 
@@ -75,6 +80,18 @@ pub fn fit(s: &str, width: usize) -> String {
 
 impl Emitter<TlsReport> for Table {
     fn emit(&self, r: &TlsReport, sink: &mut dyn Write) -> Result<()> {
+        let out = self.text(r).map_err(std::io::Error::other)?;
+        // No trailing blanks: they make copied tables and diffs noisy.
+        for line in out.lines() {
+            writeln!(sink, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+impl Table {
+    /// The table as text (lines may end in blanks).
+    fn text(&self, r: &TlsReport) -> std::result::Result<String, std::fmt::Error> {
         use std::fmt::Write as _;
         let mut out = String::new();
         let unit = match r.count {
@@ -173,11 +190,7 @@ impl Emitter<TlsReport> for Table {
         if !self.summary.is_empty() {
             writeln!(&mut out, "\n{}", self.summary)?;
         }
-        // No trailing blanks: they make copied tables and diffs noisy.
-        for line in out.lines() {
-            writeln!(sink, "{}", line.trim_end())?;
-        }
-        Ok(())
+        Ok(out)
     }
 }
 
@@ -251,10 +264,13 @@ impl Emitter<Rows> for Csv {
     }
 }
 
+#[cfg(feature = "parquet")]
 impl Emitter<Rows> for Parquet {
     fn emit(&self, r: &Rows, out: &mut dyn Write) -> Result<()> {
-        let mut df = rows_frame(r)?;
-        ParquetWriter::new(out).finish(&mut df)?;
+        let mut df = tlsgap_agg::frame::rows_frame(r).map_err(polars_error)?;
+        polars::prelude::ParquetWriter::new(out)
+            .finish(&mut df)
+            .map_err(polars_error)?;
         Ok(())
     }
 }
@@ -310,10 +326,13 @@ impl Emitter<TlsReport> for Json {
     }
 }
 
+#[cfg(feature = "parquet")]
 impl Emitter<TlsReport> for Parquet {
     fn emit(&self, r: &TlsReport, out: &mut dyn Write) -> Result<()> {
-        let mut df = tls_frame(r)?;
-        ParquetWriter::new(out).finish(&mut df)?;
+        let mut df = tlsgap_agg::frame::tls_frame(r).map_err(polars_error)?;
+        polars::prelude::ParquetWriter::new(out)
+            .finish(&mut df)
+            .map_err(polars_error)?;
         Ok(())
     }
 }

@@ -1,11 +1,40 @@
 //! Requests per local period (day or hour in a zone) and protocol: the trend behind
-//! `tls --by` and the report's chart. Mergeable by adding.
+//! `tls --by` and the report's chart. Mergeable by adding. Which period an instant
+//! falls in depends on the zone's calendar, which the caller knows: [`Trend::add`]
+//! takes the function that says it.
 
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::window::{period_key, Period, PeriodKey, Zone};
+/// The periods of a trend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Period {
+    /// Calendar days in the zone (23, 24 or 25 hours).
+    Day,
+    /// Wall-clock hours in the zone.
+    Hour,
+}
+
+impl Period {
+    /// `day` or `hour`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Day => "day",
+            Period::Hour => "hour",
+        }
+    }
+}
+
+/// The period a line falls in: its label and first instant. Ordered by instant first, so
+/// a `BTreeMap<PeriodKey, _>` lists periods in time order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PeriodKey {
+    /// First instant of the period (µs since the epoch).
+    pub start_us: i64,
+    /// `2026-11-21` (day) or `2026-11-21T05` (hour), local in the zone.
+    pub label: String,
+}
 
 /// TLS requests per period and protocol, and the time span seen; merged by adding.
 #[derive(Debug, Default)]
@@ -24,8 +53,14 @@ pub struct Trend {
 }
 
 impl Trend {
-    /// Count one request of `protocol` at `at_us` (none: untimed).
-    pub fn add(&mut self, by: Period, zone: &Zone, at_us: Option<i64>, protocol: &[u8]) {
+    /// Count one request of `protocol` at `at_us` (none: untimed); `key_of(µs)` names
+    /// the period of a whole second.
+    pub fn add(
+        &mut self,
+        at_us: Option<i64>,
+        protocol: &[u8],
+        key_of: impl FnOnce(i64) -> PeriodKey,
+    ) {
         let Some(at) = at_us else {
             self.untimed += 1;
             return;
@@ -34,7 +69,7 @@ impl Trend {
         let key = match &mut self.last_key {
             Some((s, k)) if *s == second => &*k,
             slot => {
-                let k = period_key(second * 1_000_000, by, zone);
+                let k = key_of(second * 1_000_000);
                 &slot.insert((second, k)).1
             }
         };

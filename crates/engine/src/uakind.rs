@@ -1,5 +1,5 @@
 //! Client kind from a User-Agent: the uap-core dataset (vendored in
-//! `crates/cli/data/uap-core`, see `scripts/vendor-uap-core.py`) run by the
+//! `crates/engine/data/uap-core`, see `scripts/vendor-uap-core.py`) run by the
 //! `ua-parser` crate, then a mapping of its answers to tlsgap's four kinds:
 //!
 //! - `bot`: uap-core's device family `Spider` (its crawler/bot verdict), unless the
@@ -55,14 +55,19 @@ const DATA: &str = include_str!("../data/uap-core/regexes.json");
 
 impl Classifier {
     /// Load the vendored dataset.
-    pub fn new() -> anyhow::Result<Classifier> {
+    pub fn new() -> crate::Result<Classifier> {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA)?;
+        let bad = |e: &dyn std::fmt::Display| crate::err!("the User-Agent dataset: {e}");
         let ua = ua_parser::user_agent::Builder::new()
-            .push_all(regexes.user_agent_parsers)?
-            .build()?;
+            .push_all(regexes.user_agent_parsers)
+            .map_err(|e| bad(&e))?
+            .build()
+            .map_err(|e| bad(&e))?;
         let device = ua_parser::device::Builder::new()
-            .push_all(regexes.device_parsers)?
-            .build()?;
+            .push_all(regexes.device_parsers)
+            .map_err(|e| bad(&e))?
+            .build()
+            .map_err(|e| bad(&e))?;
         Ok(Classifier { ua, device })
     }
 

@@ -5,15 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use crate::input::{describe_read_error, Input};
-
-/// Bytes (decompressed) the reader has taken from all inputs so far, for the progress
-/// bar.
-pub static BYTES_READ: AtomicU64 = AtomicU64::new(0);
+use crate::Progress;
 
 /// Target block size: large enough that per-block costs vanish, small enough that
 /// memory stays flat (blocks in flight ≈ 2 per worker).
@@ -124,12 +121,13 @@ fn count_lines(data: &[u8]) -> u64 {
 /// in order and returns `false` to stop early. Returns what happened to each input.
 ///
 /// `hold_tail[i]` keeps a final line without a newline out of input `i` (a live log
-/// being written; `--state` reads it next time).
+/// being written; `--state` reads it next time). `progress` hears of every read.
 pub fn run<J: Job>(
     inputs: Vec<Result<Input, String>>,
     names: &[String],
     hold_tail: &[bool],
     jobs: usize,
+    progress: Option<&dyn Progress>,
     job: &J,
     mut sink: impl FnMut(BlockMeta, J::Out) -> bool,
 ) -> Vec<InputOutcome> {
@@ -157,7 +155,9 @@ pub fn run<J: Job>(
             let outcomes = Arc::clone(&outcomes);
             let hold = hold_tail.to_vec();
             s.spawn(move || {
-                read_blocks(inputs, &hold, block_tx, recycle_rx, &stop, &outcomes, count)
+                read_blocks(
+                    inputs, &hold, block_tx, recycle_rx, &stop, &outcomes, count, progress,
+                );
             });
         }
         for _ in 0..workers {
@@ -247,6 +247,7 @@ fn deliver<O>(
     (bases, bytes)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn read_blocks(
     inputs: Vec<Result<Input, String>>,
     hold_tail: &[bool],
@@ -255,6 +256,7 @@ fn read_blocks(
     stop: &AtomicBool,
     outcomes: &Mutex<Vec<InputOutcome>>,
     count: bool,
+    progress: Option<&dyn Progress>,
 ) {
     let mut seq = 0u64;
     let set = |i: usize, f: &dyn Fn(&mut InputOutcome)| {
@@ -314,7 +316,9 @@ fn read_blocks(
                     Ok(n) => {
                         filled += n;
                         bytes += n as u64;
-                        BYTES_READ.fetch_add(n as u64, Ordering::Relaxed);
+                        if let Some(p) = progress {
+                            p.advance(n as u64);
+                        }
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {

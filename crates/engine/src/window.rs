@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use chrono::{TimeZone, Utc};
-//! use tlsgap::window::window_from_args;
+//! use tlsgap_engine::window::window_from_args;
 //!
 //! // 10:00 in Sofia on the day after the spring change: yesterday had 23 hours.
 //! let now = Utc.with_ymd_and_hms(2026, 3, 30, 7, 0, 0).unwrap();
@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::str::FromStr;
 
-use anyhow::{anyhow, bail, Result};
+use crate::{bail, err, Result};
 use chrono::{
     DateTime, Datelike, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeDelta,
     TimeZone, Timelike, Utc,
@@ -210,7 +210,7 @@ fn detect_local(
                 tz,
                 source: ZoneSource::TzEnv,
             }),
-            None => Err(anyhow!(
+            None => Err(err!(
                 "the TZ environment variable is {raw:?}, which is not an IANA time-zone name \
                  (such as Europe/Sofia); use --tz NAME, or unset TZ"
             )),
@@ -259,7 +259,7 @@ fn lookup_zone(name: &str) -> Option<Tz> {
     })
 }
 
-fn unknown_zone(name: &str) -> anyhow::Error {
+fn unknown_zone(name: &str) -> crate::Error {
     // `Sofia` or `New_York` alone: suggest the zones whose last part it is.
     let suffix = format!("/{name}");
     let near: Vec<&str> = chrono_tz::TZ_VARIANTS
@@ -277,7 +277,7 @@ fn unknown_zone(name: &str) -> anyhow::Error {
     } else {
         format!(" (did you mean {}?)", near.join(", "))
     };
-    anyhow!(
+    err!(
         "--tz {name:?}: unknown time zone{hint}; use an IANA name such as Europe/Sofia, \
          America/New_York or UTC (`timedatectl list-timezones` lists them), or `local`"
     )
@@ -309,9 +309,9 @@ pub fn parse_bound(s: &str, zone: &Zone, now: DateTime<Utc>, is_until: bool) -> 
         let today = now.with_timezone(&tz).date_naive();
         let date = today
             .checked_add_signed(TimeDelta::days(days))
-            .ok_or_else(|| anyhow!("{flag} {s:?}: date out of range"))?;
+            .ok_or_else(|| err!("{flag} {s:?}: date out of range"))?;
         local_micros(tz, date.and_time(NaiveTime::MIN))
-            .ok_or_else(|| anyhow!("{flag} {s:?}: time out of range"))
+            .ok_or_else(|| err!("{flag} {s:?}: time out of range"))
     };
     match t.to_ascii_lowercase().as_str() {
         "now" => return Ok(now.timestamp_micros()),
@@ -322,7 +322,7 @@ pub fn parse_bound(s: &str, zone: &Zone, now: DateTime<Utc>, is_until: bool) -> 
     }
     if t.starts_with('-') || t.starts_with('+') {
         let delta = parse_duration_micros(t).ok_or_else(|| {
-            anyhow!(
+            err!(
                 "{flag} {s:?}: not a duration; expected a sign, amounts and units w, d, h, m, s \
                  (-24h, -90m, -7d, -1w, -1h30m)"
             )
@@ -330,13 +330,13 @@ pub fn parse_bound(s: &str, zone: &Zone, now: DateTime<Utc>, is_until: bool) -> 
         return now
             .timestamp_micros()
             .checked_add(delta)
-            .ok_or_else(|| anyhow!("{flag} {s:?}: out of range"));
+            .ok_or_else(|| err!("{flag} {s:?}: out of range"));
     }
     if let Some(us) = parse_absolute(t) {
         return Ok(us);
     }
     if let Some(local) = parse_local(t) {
-        return local_micros(tz, local).ok_or_else(|| anyhow!("{flag} {s:?}: time out of range"));
+        return local_micros(tz, local).ok_or_else(|| err!("{flag} {s:?}: time out of range"));
     }
     if t.bytes().next().is_some_and(|b| b.is_ascii_digit()) && !t.contains(['-', '/', ':']) {
         bail!("{flag} {s:?}: a duration needs a sign: -{t} is {t} before now");
@@ -435,24 +435,7 @@ pub fn window_from_args(
     Ok((window, zone))
 }
 
-/// The periods of `--by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Period {
-    /// Calendar days in the zone (23, 24 or 25 hours).
-    Day,
-    /// Wall-clock hours in the zone.
-    Hour,
-}
-
-/// The period a line falls in: its label and first instant. Ordered by instant first, so
-/// a `BTreeMap<PeriodKey, _>` lists periods in time order.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PeriodKey {
-    /// First instant of the period (µs since the epoch).
-    pub start_us: i64,
-    /// `2026-11-21` (day) or `2026-11-21T05` (hour), local in the zone.
-    pub label: String,
-}
+pub use tlsgap_agg::trend::{Period, PeriodKey};
 
 /// The period of `ts_us` (µs since the epoch) in `zone`.
 ///
@@ -574,56 +557,9 @@ fn gap_end(tz: Tz, local: NaiveDateTime) -> Option<DateTime<Utc>> {
         .find(|t| t.with_timezone(&tz).naive_local() >= local)
 }
 
-/// `--since`, `--until` and `--tz`, for `#[command(flatten)]` into the log commands.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct WindowArgs {
-    /// Only lines at or after this time.
-    ///
-    /// RFC 3339 (2026-11-21T05:00:00+02:00, 2026-11-21T03:00:00Z), a date (2026-11-21:
-    /// its local midnight), a local time (2026-11-21T05:00), now, today, yesterday, or a
-    /// duration before now (-24h, -90m, -7d, -1w, -1h30m; d and w are 24 and 168 hours).
-    /// Local times and dates are read in --tz. Lines are compared by instant, whatever
-    /// offset each carries.
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    pub since: Option<String>,
-
-    /// Only lines before this time (exclusive).
-    ///
-    /// The same forms as --since. `--until 2026-11-21` stops at that date's local
-    /// midnight, so the 21st is left out; `--since yesterday --until today` is yesterday's
-    /// calendar day in --tz (23, 24 or 25 hours).
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    pub until: Option<String>,
-
-    /// Time zone for dates, local times, today/yesterday and --by periods.
-    ///
-    /// An IANA name (Europe/Sofia, America/New_York), UTC, or local (the default: $TZ,
-    /// else /etc/localtime, else UTC).
-    #[arg(long, value_name = "ZONE")]
-    pub tz: Option<String>,
-}
-
-impl WindowArgs {
-    /// The window and zone at `now`; see [`window_from_args`].
-    pub fn resolve_at(&self, now: DateTime<Utc>) -> Result<(Window, Zone)> {
-        window_from_args(
-            self.since.as_deref(),
-            self.until.as_deref(),
-            self.tz.as_deref(),
-            now,
-        )
-    }
-
-    /// The window and zone as of the system clock.
-    pub fn resolve(&self) -> Result<(Window, Zone)> {
-        self.resolve_at(DateTime::<Utc>::from(std::time::SystemTime::now()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     const HOUR_US: i64 = 3600 * MICROS_PER_SECOND;
 
@@ -1267,42 +1203,6 @@ mod tests {
             period_key(-1, Period::Day, &zone("UTC")).label,
             "1969-12-31"
         );
-    }
-
-    // --- Flags ---
-
-    #[derive(Debug, clap::Parser)]
-    struct Cmd {
-        #[command(flatten)]
-        window: WindowArgs,
-        #[arg(long, value_enum)]
-        by: Option<Period>,
-    }
-
-    #[test]
-    fn flags_parse_negative_durations_as_values() {
-        use clap::CommandFactory;
-        Cmd::command().debug_assert();
-        let c = Cmd::try_parse_from([
-            "t",
-            "--since",
-            "-24h",
-            "--until",
-            "today",
-            "--tz",
-            "Europe/Sofia",
-            "--by",
-            "hour",
-        ])
-        .unwrap();
-        assert_eq!(c.window.since.as_deref(), Some("-24h"));
-        assert_eq!(c.window.until.as_deref(), Some("today"));
-        assert_eq!(c.by, Some(Period::Hour));
-        let now = utc(2026, 11, 21, 12, 0, 0);
-        let (w, z) = c.window.resolve_at(now).unwrap();
-        assert_eq!(w.since, Some(now.timestamp_micros() - 24 * HOUR_US));
-        assert_eq!(w.until, Some(us(2026, 11, 20, 22, 0, 0)));
-        assert_eq!(z.name(), "Europe/Sofia");
     }
 
     proptest::proptest! {

@@ -83,9 +83,9 @@
 //! # Using it
 //!
 //! ```no_run
-//! # fn main() -> anyhow::Result<()> {
+//! # fn main() -> tlsgap_engine::Result<()> {
 //! use std::io::Read;
-//! use tlsgap::state::{complete_prefix_len, Session, StateConfig};
+//! use tlsgap_engine::state::{complete_prefix_len, Session, StateConfig};
 //!
 //! let cfg = StateConfig { path: "/var/lib/tlsgap/state.json".into(), lock_wait: None };
 //! let mut session = Session::open(&cfg)?; // lock, then load
@@ -109,7 +109,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{bail, Context, Result};
+use crate::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::input::{Compression, Input};
@@ -123,46 +123,6 @@ pub const FINGERPRINT_BYTES: u64 = 4096;
 
 /// How often a run waiting for the lock tries again.
 const LOCK_POLL: Duration = Duration::from_millis(100);
-
-/// The `--state` and `--lock-wait` flags, to flatten into a command's arguments.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct StateArgs {
-    /// Read only what is new since the last run recorded in FILE.
-    ///
-    /// Remembers, per input, which file was read (device, inode, a fingerprint of its
-    /// first bytes) and up to which complete line, and continues from there next time.
-    /// Follows logrotate (create, copytruncate, compress, dateext): the unread end of a
-    /// rotated file is read before the new one, no line twice. FILE is written
-    /// atomically and locked (FILE.lock) for the whole run.
-    #[arg(long, value_name = "FILE")]
-    pub state: Option<PathBuf>,
-
-    /// With --state: wait up to SECONDS for another run's lock instead of failing.
-    ///
-    /// Without it, a run that finds the state locked by another tlsgap run exits at
-    /// once with an error naming that run's pid.
-    #[arg(long, value_name = "SECONDS", requires = "state", value_parser = parse_seconds)]
-    pub lock_wait: Option<Duration>,
-}
-
-impl StateArgs {
-    /// The plain configuration, `None` without `--state`.
-    pub fn config(&self) -> Option<StateConfig> {
-        self.state.as_ref().map(|path| StateConfig {
-            path: path.clone(),
-            lock_wait: self.lock_wait,
-        })
-    }
-}
-
-fn parse_seconds(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    Duration::try_from_secs_f64(secs)
-        .map_err(|_| format!("{s:?} is not a usable number of seconds"))
-}
 
 /// Where the state lives and how long to wait for its lock.
 #[derive(Debug, Clone)]
@@ -1297,21 +1257,5 @@ mod tests {
         assert_eq!(complete_prefix_len(b"a\nb"), 2);
         assert_eq!(complete_prefix_len(b"ab"), 0);
         assert_eq!(complete_prefix_len(b"a\n"), 2);
-    }
-
-    #[test]
-    fn state_args_parse_lock_wait() {
-        use clap::Parser;
-        #[derive(Debug, clap::Parser)]
-        struct T {
-            #[command(flatten)]
-            state: StateArgs,
-        }
-        let t = T::try_parse_from(["t", "--state", "s.json", "--lock-wait", "2.5"]).unwrap();
-        let cfg = t.state.config().unwrap();
-        assert_eq!(cfg.lock_wait, Some(Duration::from_millis(2500)));
-        assert!(T::try_parse_from(["t", "--lock-wait", "3"]).is_err());
-        assert!(T::try_parse_from(["t", "--state", "s", "--lock-wait", "-1"]).is_err());
-        assert!(T::try_parse_from(["t"]).unwrap().state.config().is_none());
     }
 }

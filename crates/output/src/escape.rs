@@ -29,17 +29,7 @@ fn is_control(c: char) -> bool {
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// A CSV field: always quoted, quotes doubled (RFC 4180).
-pub fn csv_field(s: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
-    for b in s.bytes() {
-        if b == b'"' {
-            out.push(b'"');
-        }
-        out.push(b);
-    }
-    out.push(b'"');
-}
+pub use tlsgap_agg::rows::csv_field;
 
 #[cfg(test)]
 mod tests {

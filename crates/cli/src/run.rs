@@ -1,0 +1,215 @@
+//! From flags to a run: [`RunOptions`] from [`InputArgs`], notes printed on standard
+//! error (escaped), the progress bar, the summary line and typed exit codes.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use tlsgap_engine::lines::RunSummary;
+use tlsgap_engine::window::{window_from_args, Window, Zone};
+use tlsgap_engine::{Level, Notes, RunOptions};
+
+use crate::cli::{InputArgs, WindowArgs};
+use tlsgap_output::escape;
+
+/// The exit codes of every command but `check` (which has the monitoring-plugin
+/// states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: done.
+    Success = 0,
+    /// 1: done, but an input could not be read, or `--strict` met a malformed line.
+    Partial = 1,
+    /// 2: usage error, or nothing could be processed.
+    Failure = 2,
+}
+
+impl Exit {
+    /// [`Exit::Partial`] when `failed`, else [`Exit::Success`].
+    pub fn partial_if(failed: bool) -> Exit {
+        if failed {
+            Exit::Partial
+        } else {
+            Exit::Success
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e as u8)
+    }
+}
+
+/// Print `text` as a note on standard error, escaped for the terminal.
+pub fn note(text: &str) {
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("tlsgap: {}", escape::terminal(text));
+    }
+}
+
+/// Notes that go to standard error as they arise: warnings always, the rest unless
+/// `quiet`.
+pub fn stderr_notes(quiet: bool) -> Notes {
+    Notes::callback(move |n| {
+        if n.level == Level::Warning || !quiet {
+            note(&n.text);
+        }
+    })
+}
+
+/// A command's run over access logs.
+#[derive(Debug)]
+pub struct LogRun {
+    /// What the engine needs.
+    pub opts: RunOptions,
+    /// `-o` (`None`: standard output).
+    pub output: Option<PathBuf>,
+    /// `-q`.
+    pub quiet: bool,
+    /// `--tz` as given.
+    pub tz: Option<String>,
+}
+
+/// Resolve `--since/--until/--tz` (as of now); say the window unless quiet.
+pub fn window(w: &WindowArgs, quiet: bool) -> Result<Option<Window>> {
+    if w.since.is_none() && w.until.is_none() {
+        return Ok(None);
+    }
+    let (window, zone) = resolve_window(w)?;
+    if !quiet {
+        note(&format!("time window {}", window.describe(&zone)));
+    }
+    Ok(Some(window))
+}
+
+fn resolve_window(w: &WindowArgs) -> Result<(Window, Zone)> {
+    let now = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now());
+    Ok(window_from_args(
+        w.since.as_deref(),
+        w.until.as_deref(),
+        w.tz.as_deref(),
+        now,
+    )?)
+}
+
+/// The zone of `--tz` (default: the local one).
+pub fn zone(tz: Option<&str>) -> Result<Zone> {
+    Ok(tlsgap_engine::window::resolve_tz(tz)?)
+}
+
+impl LogRun {
+    /// From the shared flags of the log commands.
+    pub fn new(a: InputArgs) -> Result<LogRun> {
+        let inputs = if a.files.is_empty() {
+            vec!["-".to_string()]
+        } else {
+            a.files
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect()
+        };
+        let jobs = a
+            .jobs
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let quiet = a.quiet;
+        let window = window(&a.window, quiet)?;
+        let progress: Option<Arc<dyn tlsgap_engine::Progress>> = if bar_wanted(quiet) {
+            Some(Arc::new(Bar::default()))
+        } else {
+            None
+        };
+        Ok(LogRun {
+            opts: RunOptions {
+                inputs,
+                log_format: a.log_format,
+                jobs,
+                window,
+                strict: a.strict,
+                invalid_lines: a.invalid_lines,
+                state: a.state.config(),
+                notes: stderr_notes(quiet),
+                progress,
+            },
+            output: a.output.filter(|p| p.as_os_str() != "-"),
+            quiet,
+            tz: a.window.tz,
+        })
+    }
+
+    /// The summary line on standard error, unless quiet.
+    pub fn summary(&self, run: &RunSummary) {
+        if !self.quiet {
+            note(&run.line());
+        }
+    }
+}
+
+/// Whether a bar should be shown: stderr is a terminal, not quiet, not CI.
+fn bar_wanted(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
+
+/// A progress bar on standard error (bytes, rate, ETA), drawn by a thread of its own
+/// from a byte counter the engine advances.
+#[derive(Default)]
+struct Bar {
+    bytes: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl tlsgap_engine::Progress for Bar {
+    fn start(&self, total_bytes: Option<u64>) {
+        let style = |t: &str| ProgressStyle::with_template(t).ok();
+        let bar = match total_bytes {
+            Some(total) => {
+                match style("{bytes}/{total_bytes} {wide_bar} {binary_bytes_per_sec} ETA {eta}") {
+                    Some(s) => ProgressBar::new(total).with_style(s),
+                    None => return,
+                }
+            }
+            None => match style("{spinner} {bytes} read, {binary_bytes_per_sec}") {
+                Some(s) => ProgressBar::new_spinner().with_style(s),
+                None => return,
+            },
+        };
+        let (bytes, stop) = (Arc::clone(&self.bytes), Arc::clone(&self.done));
+        let thread = std::thread::spawn(move || {
+            // Short runs finish before the bar would show at all.
+            for _ in 0..5 {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            while !stop.load(Ordering::Relaxed) {
+                bar.set_position(bytes.load(Ordering::Relaxed));
+                bar.tick();
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            bar.finish_and_clear();
+        });
+        if let Ok(mut t) = self.thread.lock() {
+            *t = Some(thread);
+        }
+    }
+
+    fn advance(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn finish(&self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,538 @@
+//! The hive-style dataset of `export --partition-by date`:
+//! `DIR/date=YYYY-MM-DD/part-HOST-N.parquet`.
+//!
+//! * The date is the line's date in the offset the log wrote it in (what the
+//!   administrator reads in the log), not UTC.
+//! * Lines without a time go to `date=__HIVE_DEFAULT_PARTITION__`, the Hive/Spark
+//!   name for a null partition value: DuckDB and Spark read `date` as NULL there and
+//!   keep the column typed DATE (a `date=unknown` would turn it into text).
+//! * Every run is authoritative for the (host, day) pairs it wrote: parts are
+//!   written under hidden temporary names (`.part-HOST-N.parquet.tlsgap-PID.tmp`,
+//!   which `*.parquet` globs, DuckDB and Spark skip) and, once every input was
+//!   read, renamed over `part-HOST-N.parquet`; then this host's parts of that day
+//!   with a higher N (from an earlier, bigger run) are removed. Other hosts' parts
+//!   and days this run did not touch are left alone.
+//! * Crash safety: a run that fails or is killed before the renames leaves the
+//!   dataset as it was (only hidden temporary files, removed on error and by the
+//!   host's next export of that day). `rename` replaces a file atomically, so a
+//!   day that has one part per host (up to [`PART_ROWS`] rows) switches from old
+//!   to new in one step.
+//!   A crash during the renames of a day with several parts can leave a mix of new
+//!   and old parts of that day for this host (duplicates, never a missing day);
+//!   exporting that day again repairs it. Two runs with the same host and day at
+//!   the same time are not supported.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::{bail, Context, Result};
+use polars::prelude::{BatchedWriter, DataFrame, ParquetWriter, Schema};
+use tlsgap_parser::time::civil_from_days;
+
+/// A partition: days since 1970-01-01 in the log's offset, or `None` (no time).
+pub type Day = Option<i64>;
+
+/// Rows per part file before the next part is started.
+pub const PART_ROWS: usize = 4 << 20;
+/// Rows gathered per day before a row group is written (blocks split by day
+/// would otherwise make row groups of a few hundred rows).
+const ROW_GROUP_ROWS: usize = 1 << 16;
+/// The directory name of rows without a time.
+pub const NO_DATE: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// `date=YYYY-MM-DD` (or the null partition).
+pub fn day_dir(day: Day) -> String {
+    match day {
+        Some(d) => {
+            let (y, m, dd) = civil_from_days(d);
+            format!("date={y:04}-{m:02}-{dd:02}")
+        }
+        None => format!("date={NO_DATE}"),
+    }
+}
+
+/// This machine's name: `/etc/hostname`, else `uname -n`.
+pub fn this_host() -> Result<String> {
+    if let Ok(s) = fs::read_to_string("/etc/hostname") {
+        let s = s.trim();
+        if !s.is_empty() {
+            return Ok(s.to_string());
+        }
+    }
+    let o = std::process::Command::new("uname")
+        .arg("-n")
+        .output()
+        .context("finding the host name (uname -n); pass --host NAME")?;
+    let s = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    if !o.status.success() || s.is_empty() {
+        bail!("cannot tell this machine's name; pass --host NAME");
+    }
+    Ok(s)
+}
+
+/// `name` with every character outside `[A-Za-z0-9._-]` replaced by `_`.
+pub fn sanitize_host(name: &str) -> Result<String> {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.chars().all(|c| c == '.') {
+        bail!("--host {name:?} is not usable as a host name in file names");
+    }
+    Ok(s)
+}
+
+/// Whether `file_name` is a part of `host`: `part-HOST-N.parquet` with N digits
+/// (so that host `a` never claims the parts of host `a-b`).
+pub fn is_part_of(file_name: &str, host: &str) -> bool {
+    file_name
+        .strip_prefix("part-")
+        .and_then(|r| r.strip_prefix(host))
+        .and_then(|r| r.strip_prefix('-'))
+        .and_then(|r| r.strip_suffix(".parquet"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn is_temp_of(file_name: &str, host: &str) -> bool {
+    file_name
+        .strip_prefix('.')
+        .and_then(|r| r.split_once(".parquet.tlsgap-"))
+        .is_some_and(|(part, rest)| {
+            is_part_of(&format!("{part}.parquet"), host) && rest.ends_with(".tmp")
+        })
+}
+
+/// The part's file, shared with the Parquet writer so that it can be flushed and
+/// synced after the footer (polars does not hand its writer back).
+#[derive(Clone)]
+struct PartFile(Arc<Mutex<BufWriter<File>>>);
+
+impl Write for PartFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.lock()?.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.lock()?.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.lock()?.flush()
+    }
+}
+
+impl PartFile {
+    fn lock(&self) -> std::io::Result<std::sync::MutexGuard<'_, BufWriter<File>>> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("part writer poisoned"))
+    }
+}
+
+struct Part {
+    writer: BatchedWriter<PartFile>,
+    file: PartFile,
+    tmp: PathBuf,
+    dest: PathBuf,
+    rows: usize,
+}
+
+#[derive(Default)]
+struct DayParts {
+    pending: Option<DataFrame>,
+    current: Option<Part>,
+    /// Finished parts: (temporary path, final path).
+    done: Vec<(PathBuf, PathBuf)>,
+    rows: u64,
+}
+
+/// What a committed run wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The dataset directory.
+    pub dir: PathBuf,
+    /// The host name in the part names.
+    pub host: String,
+    /// Days (directory names) with their row counts.
+    pub days: Vec<(String, u64)>,
+    /// Old parts of this host that were replaced or removed.
+    pub replaced: usize,
+}
+
+impl std::fmt::Display for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rows: u64 = self.days.iter().map(|(_, n)| n).sum();
+        write!(
+            f,
+            "dataset {}: {rows} rows in {} day(s) for host {}",
+            self.dir.display(),
+            self.days.len(),
+            self.host
+        )?;
+        if self.replaced > 0 {
+            write!(f, " ({} earlier part(s) replaced)", self.replaced)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes one run's parts, then swaps them in with [`DatasetWriter::commit`].
+/// Dropped without a commit, it removes its temporary files.
+pub struct DatasetWriter {
+    root: PathBuf,
+    host: String,
+    schema: Schema,
+    part_rows: usize,
+    days: BTreeMap<Day, DayParts>,
+    committed: bool,
+}
+
+impl std::fmt::Debug for DatasetWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DatasetWriter {{ root: {:?}, host: {:?} }}",
+            self.root, self.host
+        )
+    }
+}
+
+impl DatasetWriter {
+    /// A writer into `root` (created if missing) for `host` (already sanitized),
+    /// whose frames have `schema`.
+    pub fn new(root: &Path, host: &str, schema: Schema) -> Result<DatasetWriter> {
+        Self::with_part_rows(root, host, schema, PART_ROWS)
+    }
+
+    /// As [`DatasetWriter::new`], starting a new part every `part_rows` rows.
+    pub fn with_part_rows(
+        root: &Path,
+        host: &str,
+        schema: Schema,
+        part_rows: usize,
+    ) -> Result<DatasetWriter> {
+        fs::create_dir_all(root)
+            .with_context(|| format!("creating the dataset directory {}", root.display()))?;
+        Ok(DatasetWriter {
+            root: root.to_path_buf(),
+            host: host.to_string(),
+            schema,
+            part_rows: part_rows.max(1),
+            days: BTreeMap::new(),
+            committed: false,
+        })
+    }
+
+    /// Add rows of one day (in input order).
+    pub fn write(&mut self, day: Day, df: DataFrame) -> Result<()> {
+        if df.height() == 0 {
+            return Ok(());
+        }
+        let parts = self.days.entry(day).or_default();
+        parts.rows += df.height() as u64;
+        match parts.pending.as_mut() {
+            Some(p) => {
+                p.vstack_mut(&df)?;
+            }
+            None => parts.pending = Some(df),
+        }
+        if parts
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.height() >= ROW_GROUP_ROWS)
+        {
+            self.flush(day)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, day: Day) -> Result<()> {
+        let (root, host, schema, part_rows) =
+            (&self.root, &self.host, &self.schema, self.part_rows);
+        let Some(parts) = self.days.get_mut(&day) else {
+            return Ok(());
+        };
+        let Some(df) = parts.pending.take() else {
+            return Ok(());
+        };
+        let mut offset = 0usize;
+        while offset < df.height() {
+            if parts.current.is_none() {
+                let n = parts.done.len();
+                parts.current = Some(open_part(root, host, schema, day, n)?);
+            }
+            let Some(part) = parts.current.as_mut() else {
+                break;
+            };
+            let room = part_rows - part.rows;
+            let take = room.min(df.height() - offset);
+            // One row group per flush: a single chunk per column.
+            let mut slice = df.slice(offset as i64, take);
+            slice.rechunk_mut_par();
+            part.writer
+                .write_batch(&slice)
+                .with_context(|| format!("writing {}", part.tmp.display()))?;
+            part.rows += take;
+            offset += take;
+            if part.rows >= part_rows {
+                if let Some(full) = parts.current.take() {
+                    parts.done.push(close_part(full)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Finish every part, then put them in place of this host's old parts of the
+    /// same days (see the module documentation for what a crash leaves).
+    pub fn commit(mut self) -> Result<Written> {
+        let days: Vec<Day> = self.days.keys().copied().collect();
+        for &day in &days {
+            self.flush(day)?;
+            if let Some(parts) = self.days.get_mut(&day) {
+                if let Some(p) = parts.current.take() {
+                    parts.done.push(close_part(p)?);
+                }
+            }
+        }
+        let mut written = Written {
+            dir: self.root.clone(),
+            host: self.host.clone(),
+            days: Vec::new(),
+            replaced: 0,
+        };
+        for (&day, parts) in &self.days {
+            let dir = self.root.join(day_dir(day));
+            let old: Vec<String> = list_names(&dir)?
+                .into_iter()
+                .filter(|n| is_part_of(n, &self.host))
+                .collect();
+            let mut new_names = Vec::new();
+            for (tmp, dest) in &parts.done {
+                fs::rename(tmp, dest).with_context(|| {
+                    format!("renaming {} into {}", tmp.display(), dest.display())
+                })?;
+                if let Some(n) = dest.file_name() {
+                    new_names.push(n.to_string_lossy().into_owned());
+                }
+            }
+            for name in &old {
+                if new_names.contains(name) {
+                    written.replaced += 1;
+                } else {
+                    fs::remove_file(dir.join(name))
+                        .with_context(|| format!("removing {}", dir.join(name).display()))?;
+                    written.replaced += 1;
+                }
+            }
+            // Temporary parts of this host left by a run that was killed.
+            for name in list_names(&dir)? {
+                if is_temp_of(&name, &self.host) {
+                    let _ = fs::remove_file(dir.join(name));
+                }
+            }
+            // Make the renames durable before reporting success.
+            if let Ok(d) = File::open(&dir) {
+                let _ = d.sync_all();
+            }
+            written.days.push((day_dir(day), parts.rows));
+        }
+        self.committed = true;
+        Ok(written)
+    }
+}
+
+impl Drop for DatasetWriter {
+    fn drop(&mut self) {
+        if self.committed {
+            return;
+        }
+        for (&day, parts) in &mut self.days {
+            if let Some(p) = parts.current.take() {
+                let tmp = p.tmp.clone();
+                drop(p);
+                let _ = fs::remove_file(tmp);
+            }
+            for (tmp, _) in parts.done.drain(..) {
+                let _ = fs::remove_file(tmp);
+            }
+            // Only removes the day's directory if this run created it empty.
+            let _ = fs::remove_dir(self.root.join(day_dir(day)));
+        }
+    }
+}
+
+fn list_names(dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
+        if let Some(n) = entry.file_name().to_str() {
+            names.push(n.to_string());
+        }
+    }
+    Ok(names)
+}
+
+fn open_part(root: &Path, host: &str, schema: &Schema, day: Day, n: usize) -> Result<Part> {
+    let dir = root.join(day_dir(day));
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = format!("part-{host}-{n}.parquet");
+    let tmp = dir.join(format!(".{name}.tlsgap-{}.tmp", std::process::id()));
+    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let file = PartFile(Arc::new(Mutex::new(BufWriter::with_capacity(
+        1 << 16,
+        file,
+    ))));
+    let writer = ParquetWriter::new(file.clone())
+        .batched(schema)
+        .with_context(|| format!("starting {}", tmp.display()))?;
+    Ok(Part {
+        writer,
+        file,
+        tmp,
+        dest: dir.join(name),
+        rows: 0,
+    })
+}
+
+fn close_part(part: Part) -> Result<(PathBuf, PathBuf)> {
+    part.writer
+        .finish()
+        .with_context(|| format!("finishing {}", part.tmp.display()))?;
+    let Part {
+        writer,
+        file,
+        tmp,
+        dest,
+        ..
+    } = part;
+    drop(writer);
+    let mut w = file.lock()?;
+    w.flush()
+        .and_then(|()| w.get_ref().sync_all())
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    drop(w);
+    Ok((tmp, dest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::{Column, DataFrame};
+
+    #[test]
+    fn host_names_and_part_names() {
+        assert_eq!(
+            sanitize_host("web-1.example.org").unwrap(),
+            "web-1.example.org"
+        );
+        assert_eq!(sanitize_host("a b/c\u{e9}").unwrap(), "a_b_c_");
+        assert!(sanitize_host("").is_err() && sanitize_host("..").is_err());
+        assert!(is_part_of("part-a-0.parquet", "a"));
+        assert!(is_part_of("part-a-12.parquet", "a"));
+        // Host `a` must not claim host `a-b`'s parts, nor temporary or other files.
+        assert!(!is_part_of("part-a-b-0.parquet", "a"));
+        assert!(!is_part_of("part-a-.parquet", "a"));
+        assert!(!is_part_of(".part-a-0.parquet.tlsgap-1.tmp", "a"));
+        assert!(is_part_of("part-a-b-0.parquet", "a-b"));
+    }
+
+    #[test]
+    fn day_directories_are_hive_dates() {
+        assert_eq!(day_dir(Some(0)), "date=1970-01-01");
+        assert_eq!(day_dir(Some(20_778)), "date=2026-11-21");
+        assert_eq!(day_dir(None), "date=__HIVE_DEFAULT_PARTITION__");
+    }
+
+    fn frame(range: std::ops::Range<i64>) -> DataFrame {
+        let v: Vec<i64> = range.collect();
+        DataFrame::new(v.len(), vec![Column::new("x".into(), v)]).unwrap()
+    }
+
+    fn names(dir: &std::path::Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_smaller_rerun_removes_the_hosts_extra_parts_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let schema = frame(0..1).schema().as_ref().clone();
+        let day = root.join("date=2026-11-21");
+        std::fs::create_dir_all(&day).unwrap();
+        for other in ["part-h-x-0.parquet", "part-g-0.parquet", "notes.txt"] {
+            std::fs::write(day.join(other), b"other").unwrap();
+        }
+        // A stale temporary part of a killed run of host h.
+        std::fs::write(day.join(".part-h-0.parquet.tlsgap-1.tmp"), b"stale").unwrap();
+
+        let mut w = DatasetWriter::with_part_rows(root, "h", schema.clone(), 3).unwrap();
+        w.write(Some(20_778), frame(0..5)).unwrap();
+        w.write(Some(20_778), frame(5..10)).unwrap();
+        w.write(Some(20_779), frame(0..1)).unwrap();
+        let written = w.commit().unwrap();
+        assert_eq!(
+            written.days,
+            [
+                ("date=2026-11-21".to_string(), 10),
+                ("date=2026-11-22".to_string(), 1)
+            ]
+        );
+        assert_eq!(
+            names(&day),
+            [
+                "notes.txt",
+                "part-g-0.parquet",
+                "part-h-0.parquet",
+                "part-h-1.parquet",
+                "part-h-2.parquet",
+                "part-h-3.parquet",
+                "part-h-x-0.parquet"
+            ]
+        );
+
+        let mut w = DatasetWriter::with_part_rows(root, "h", schema.clone(), 3).unwrap();
+        w.write(Some(20_778), frame(0..4)).unwrap();
+        let written = w.commit().unwrap();
+        assert_eq!(written.replaced, 4);
+        assert_eq!(
+            names(&day),
+            [
+                "notes.txt",
+                "part-g-0.parquet",
+                "part-h-0.parquet",
+                "part-h-1.parquet",
+                "part-h-x-0.parquet"
+            ]
+        );
+        assert_eq!(
+            std::fs::read(day.join("part-g-0.parquet")).unwrap(),
+            b"other"
+        );
+        // The day this run did not write keeps its part.
+        assert_eq!(names(&root.join("date=2026-11-22")), ["part-h-0.parquet"]);
+
+        // Dropped without a commit: no temporary file, no new directory.
+        // 70,000 rows: past one row group, so that a temporary part exists.
+        let mut w = DatasetWriter::new(root, "h", schema).unwrap();
+        w.write(None, frame(0..70_000)).unwrap();
+        assert_eq!(names(&root.join(day_dir(None))).len(), 1);
+        drop(w);
+        assert!(!root.join(day_dir(None)).exists());
+        assert_eq!(names(&day).len(), 5);
+    }
+}

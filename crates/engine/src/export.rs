@@ -1,0 +1,303 @@
+//! One row per parsed line (`tlsgap export`): CSV, NDJSON or Parquet into a writer,
+//! or a date-partitioned Parquet dataset ([`crate::dataset`]). Rows are encoded by
+//! the workers, block by block, and written in input order.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use polars::prelude::{BatchedWriter, DataFrame, ParquetWriter};
+use tlsgap_agg::export::Source;
+use tlsgap_agg::frame::FrameBuilder;
+use tlsgap_agg::{ExportSchema, Value};
+use tlsgap_parser::Timestamp;
+
+use crate::dataset;
+use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
+use crate::runner::{Block, Job};
+use crate::{bail, err, Result, RunOptions};
+
+/// How rows are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFormat {
+    /// A header row, then comma-separated values; text fields quoted.
+    Csv,
+    /// One JSON object per line.
+    Ndjson,
+    /// Apache Parquet.
+    Parquet,
+}
+
+/// What to export.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// The row format (the dataset is always Parquet).
+    pub format: RowFormat,
+}
+
+/// A date-partitioned dataset to write into.
+#[derive(Debug, Clone)]
+pub struct DatasetTarget {
+    /// The dataset's directory.
+    pub dir: PathBuf,
+    /// The host name in the part names, already sanitized
+    /// ([`dataset::sanitize_host`]).
+    pub host: String,
+}
+
+/// What the run did.
+#[derive(Debug)]
+pub struct ExportOutcome {
+    /// Line counts, inputs, `--strict` (when it stopped, the output is incomplete and
+    /// must be thrown away; a dataset is left unchanged).
+    pub run: RunSummary,
+    /// With a dataset: what was written.
+    pub written: Option<dataset::Written>,
+}
+
+struct ExportJob<'f> {
+    lines: LineLoop<'f>,
+    schema: ExportSchema,
+    kind: RowFormat,
+    names: Vec<String>,
+    /// With `--partition-by date`: the index of the `time` column, whose day (in the
+    /// log's own offset) routes each row.
+    partition_time: Option<usize>,
+}
+
+/// Where rows go, in order.
+enum RowSink<'o> {
+    Text(&'o mut dyn Write),
+    Parquet(Box<BatchedWriter<&'o mut dyn Write>>),
+    Dataset(Box<dataset::DatasetWriter>),
+}
+
+enum Rows {
+    Text(Vec<u8>),
+    Frame(polars::prelude::PolarsResult<DataFrame>),
+    /// One frame per day of the block, in order of first appearance.
+    Dated(Vec<(dataset::Day, polars::prelude::PolarsResult<DataFrame>)>),
+}
+
+struct ExportPartial {
+    lines: LinePartial,
+    rows: Rows,
+}
+
+has_lines!(ExportPartial);
+
+impl Job for ExportJob<'_> {
+    type Out = ExportPartial;
+
+    fn needs_line_base(&self) -> bool {
+        true
+    }
+
+    fn run(&self, block: &Block) -> ExportPartial {
+        let file = self.names.get(block.input).map_or("-", String::as_str);
+        let base = block.line_base.unwrap_or(0);
+        let mut values: Vec<Value<'_>> = Vec::with_capacity(self.schema.columns.len());
+        let mut text = Vec::new();
+        let mut frame = match (self.kind, self.partition_time) {
+            (RowFormat::Parquet, None) => Some(FrameBuilder::new(&self.schema, 1 << 14)),
+            _ => None,
+        };
+        // A block usually holds one or two days: a short list beats a map.
+        let mut days: Vec<(dataset::Day, FrameBuilder)> = Vec::new();
+        let lines = self.lines.parse_block(block, |rel, rec| {
+            self.schema.values(rec, file, base + rel + 1, &mut values);
+            if let Some(t) = self.partition_time {
+                let day = match values.get(t) {
+                    Some(Value::Time(ts)) => Some(local_day(ts)),
+                    _ => None,
+                };
+                let at = match days.iter().position(|(d, _)| *d == day) {
+                    Some(i) => i,
+                    None => {
+                        days.push((day, FrameBuilder::new(&self.schema, 1 << 12)));
+                        days.len() - 1
+                    }
+                };
+                if let Some((_, f)) = days.get_mut(at) {
+                    f.push(&values);
+                }
+                return;
+            }
+            match self.kind {
+                RowFormat::Csv => csv_row(&values, &mut text),
+                RowFormat::Ndjson => ndjson_row(&self.schema, &values, &mut text),
+                RowFormat::Parquet => {
+                    if let Some(f) = frame.as_mut() {
+                        f.push(&values);
+                    }
+                }
+            }
+        });
+        let rows = if self.partition_time.is_some() {
+            Rows::Dated(days.into_iter().map(|(d, f)| (d, f.finish())).collect())
+        } else {
+            match frame {
+                Some(f) => Rows::Frame(f.finish()),
+                None => Rows::Text(text),
+            }
+        };
+        ExportPartial { lines, rows }
+    }
+}
+
+fn csv_row(values: &[Value<'_>], out: &mut Vec<u8>) {
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match v {
+            Value::Null => {}
+            Value::Text(s) => tlsgap_agg::rows::csv_field(s, out),
+            Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
+            Value::Float(x) => out.extend_from_slice(x.to_string().as_bytes()),
+            Value::Time(t) => out.extend_from_slice(t.to_string().as_bytes()),
+        }
+    }
+    out.push(b'\n');
+}
+
+fn ndjson_row(schema: &ExportSchema, values: &[Value<'_>], out: &mut Vec<u8>) {
+    out.push(b'{');
+    for (i, (c, v)) in schema.columns.iter().zip(values).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Column names are ASCII identifiers; values go through serde_json's escaping.
+        let _ = serde_json::to_writer(&mut *out, &c.name);
+        out.push(b':');
+        let _ = match v {
+            Value::Null => serde_json::to_writer(&mut *out, &()),
+            Value::Text(s) => serde_json::to_writer(&mut *out, s.as_ref()),
+            Value::Int(n) => serde_json::to_writer(&mut *out, n),
+            Value::Float(x) => serde_json::to_writer(&mut *out, x),
+            Value::Time(t) => serde_json::to_writer(&mut *out, &t.to_string()),
+        };
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// The day of `t` in the offset the log wrote it in (days since 1970-01-01).
+fn local_day(t: &Timestamp) -> i64 {
+    let local = t
+        .unix
+        .saturating_add(i64::from(t.offset_minutes.unwrap_or(0)) * 60);
+    local.div_euclid(86_400)
+}
+
+/// Export every parsed line of the inputs into `out`, in input order.
+pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Result<ExportOutcome> {
+    let kind = opts.format;
+    let prepared = lines::prepare(run)?;
+    let format = prepared.format.clone();
+    let schema = ExportSchema::new(&format, kind == RowFormat::Parquet);
+    let mut bad = BadLineSink::new(run)?;
+    let window = prepared.window;
+    let job = ExportJob {
+        lines: LineLoop {
+            format: &format,
+            window: window.as_ref(),
+            keep_bad: bad.wants_lines(),
+        },
+        schema: schema.clone(),
+        kind,
+        names: prepared.names.clone(),
+        partition_time: None,
+    };
+    if kind == RowFormat::Csv {
+        let header: Vec<&str> = schema.columns.iter().map(|c| c.name.as_str()).collect();
+        writeln!(out, "{}", header.join(","))?;
+    }
+    let mut sink = match kind {
+        RowFormat::Parquet => {
+            let empty = FrameBuilder::new(&schema, 0).finish()?;
+            RowSink::Parquet(Box::new(ParquetWriter::new(out).batched(empty.schema())?))
+        }
+        _ => RowSink::Text(out),
+    };
+    let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
+        match (&mut sink, p.rows) {
+            (RowSink::Text(w), Rows::Text(bytes)) => w.write_all(&bytes)?,
+            (RowSink::Parquet(w), Rows::Frame(df)) => {
+                let df = df?;
+                if df.height() > 0 {
+                    w.write_batch(&df)?;
+                }
+            }
+            _ => bail!("internal error: rows of the wrong kind"),
+        }
+        Ok(())
+    })?;
+    if let (RowSink::Parquet(w), None) = (&sink, &summary.strict_hit) {
+        w.finish()?;
+    }
+    Ok(ExportOutcome {
+        run: summary,
+        written: None,
+    })
+}
+
+/// Export into a date-partitioned dataset: the new parts replace this host's old ones
+/// of the same days only once every input was read (and not at all when `--strict`
+/// stopped).
+pub fn run_dataset(run: &RunOptions, target: &DatasetTarget) -> Result<ExportOutcome> {
+    let prepared = lines::prepare(run)?;
+    let format = prepared.format.clone();
+    let schema = ExportSchema::new(&format, true);
+    let partition_time = schema
+        .columns
+        .iter()
+        .position(|c| c.source == Source::Time)
+        .ok_or_else(|| {
+            err!(
+                "--partition-by date needs a request time in the log format \
+                 (%t, %{{...}}t, $time_local, $time_iso8601, $msec)"
+            )
+        })?;
+    let mut bad = BadLineSink::new(run)?;
+    let window = prepared.window;
+    let job = ExportJob {
+        lines: LineLoop {
+            format: &format,
+            window: window.as_ref(),
+            keep_bad: bad.wants_lines(),
+        },
+        schema: schema.clone(),
+        kind: RowFormat::Parquet,
+        names: prepared.names.clone(),
+        partition_time: Some(partition_time),
+    };
+    let empty = FrameBuilder::new(&schema, 0).finish()?;
+    let writer =
+        dataset::DatasetWriter::new(&target.dir, &target.host, empty.schema().as_ref().clone())?;
+    let mut sink = RowSink::Dataset(Box::new(writer));
+    let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
+        match (&mut sink, p.rows) {
+            (RowSink::Dataset(w), Rows::Dated(days)) => {
+                for (day, df) in days {
+                    w.write(day, df?)?;
+                }
+            }
+            _ => bail!("internal error: rows of the wrong kind"),
+        }
+        Ok(())
+    })?;
+    let RowSink::Dataset(writer) = sink else {
+        bail!("internal error: dataset sink expected");
+    };
+    if summary.strict_hit.is_some() {
+        // Dropping the writer removes its temporary parts: the dataset is unchanged.
+        return Ok(ExportOutcome {
+            run: summary,
+            written: None,
+        });
+    }
+    let written = writer.commit()?;
+    Ok(ExportOutcome {
+        run: summary,
+        written: Some(written),
+    })
+}

@@ -1,0 +1,183 @@
+//! Slow gaps between system calls in strace output (`tlsgap gaps`): reading traces
+//! (files, `prefix.*` patterns, standard input, compressed) into the analyzer.
+
+use std::io::Read as _;
+
+use tlsgap_agg::gaps::{pid_from_file_name, GapAnalyzer, GapOptions, GapsReport};
+use tlsgap_agg::InputReport;
+
+use crate::input::{describe_read_error, Input};
+use crate::{bail, Notes, Result};
+
+/// What to read and report.
+#[derive(Debug, Clone)]
+pub struct GapsOptions {
+    /// Trace files (`-`: standard input); a pattern with `*`, `?` or `[` that names no
+    /// file is expanded, sorted.
+    pub traces: Vec<String>,
+    /// Report gaps of at least this many seconds.
+    pub min_gap_seconds: f64,
+    /// How many of the longest gaps the summary lists.
+    pub top: usize,
+}
+
+/// What the run found.
+#[derive(Debug)]
+pub struct GapsOutcome {
+    /// The gaps and their summaries.
+    pub report: GapsReport,
+    /// Each input, with what went wrong reading it.
+    pub inputs: Vec<InputReport>,
+}
+
+impl GapsOutcome {
+    /// Whether a trace could not be read (completely).
+    pub fn input_failed(&self) -> bool {
+        self.inputs.iter().any(|i| i.error.is_some())
+    }
+}
+
+/// The analyzer options for a minimum gap in seconds (which must be finite, `>= 0`).
+pub fn analyzer_options(min_gap_seconds: f64, top: usize) -> Result<GapOptions> {
+    if !(min_gap_seconds.is_finite() && min_gap_seconds >= 0.0) {
+        bail!("--min-gap {min_gap_seconds}: not a number of seconds");
+    }
+    Ok(GapOptions {
+        min_gap_ns: (min_gap_seconds * 1e9).round() as u64,
+        top,
+        ..GapOptions::default()
+    })
+}
+
+/// Read every trace and analyze it. Errors: a bad minimum gap, or no trace readable.
+pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
+    let mut analyzer = GapAnalyzer::new(analyzer_options(opts.min_gap_seconds, opts.top)?);
+    let names = expand_inputs(&opts.traces);
+    let inputs: Vec<InputReport> = names
+        .iter()
+        .map(|n| feed(n, &mut analyzer, notes, |_, _| {}))
+        .collect();
+    if inputs.iter().all(|i| i.error.is_some() && i.lines == 0) {
+        return Err(crate::err!("no trace could be read").with_kind(crate::ErrorKind::NoInput));
+    }
+    Ok(GapsOutcome {
+        report: analyzer.finish(),
+        inputs,
+    })
+}
+
+/// Expand trace arguments: none is standard input; a pattern with `*`, `?` or `[`
+/// that the shell left alone (quoted, or from cron) and that names no file is
+/// expanded here, sorted.
+pub fn expand_inputs(args: &[String]) -> Vec<String> {
+    if args.is_empty() {
+        return vec!["-".into()];
+    }
+    let mut out = Vec::new();
+    for s in args {
+        let wild = s.contains(['*', '?', '[']) && !std::path::Path::new(s).exists();
+        if wild {
+            if let Ok(paths) = glob::glob(s) {
+                let mut found: Vec<String> = paths
+                    .filter_map(|p| p.ok())
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect();
+                found.sort();
+                if !found.is_empty() {
+                    out.extend(found);
+                    continue;
+                }
+            }
+        }
+        out.push(s.clone());
+    }
+    out
+}
+
+/// Feed one input to the analyzer, line by line, and each line (with its 1-based
+/// number and the PID the file name gives) to `also`, so that one pass serves both
+/// (standard input can be read only once).
+pub fn feed(
+    name: &str,
+    analyzer: &mut GapAnalyzer,
+    notes: &Notes,
+    mut also: impl FnMut(Option<u32>, &[u8]),
+) -> InputReport {
+    let mut report = InputReport {
+        name: name.to_string(),
+        lines: 0,
+        error: None,
+    };
+    let mut input = match Input::open(name) {
+        Ok(i) => i,
+        Err(e) => {
+            notes.warn(format!("{name}: {e}"));
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
+    let hint = if name == "-" {
+        None
+    } else {
+        pid_from_file_name(name)
+    };
+    analyzer.begin_input(name, hint);
+    let mut line_of = |analyzer: &mut GapAnalyzer, report: &mut InputReport, raw: &[u8]| {
+        report.lines += 1;
+        let line = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        analyzer.line(report.lines, line);
+        also(hint, line);
+    };
+    // Big blocks, lines split in place: no copy per line. `filled` bytes are in
+    // `buf`, of which `start..` are not yet fed (the head of a line).
+    let mut buf = vec![0u8; 1 << 20];
+    let mut start = 0;
+    let mut filled = 0;
+    let mut bytes = 0u64;
+    loop {
+        if start > 0 && filled == buf.len() {
+            // Move the unfinished line to the front; grow if it fills the buffer.
+            buf.copy_within(start..filled, 0);
+            filled -= start;
+            start = 0;
+        }
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match input.read(buf.get_mut(filled..).unwrap_or_default()) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let msg = describe_read_error(&input, &e, bytes);
+                notes.warn(format!("{name}: {msg}"));
+                report.error = Some(msg);
+                break;
+            }
+        };
+        if n == 0 {
+            // The last line, without a newline.
+            if let Some(rest) = buf.get(start..filled).filter(|r| !r.is_empty()) {
+                line_of(analyzer, &mut report, rest);
+            }
+            break;
+        }
+        let from = filled;
+        filled += n;
+        let mut search = from;
+        while let Some(p) = memchr::memchr(b'\n', buf.get(search..filled).unwrap_or_default()) {
+            let end = search + p + 1;
+            let raw = buf.get(start..end).unwrap_or_default();
+            bytes += raw.len() as u64;
+            line_of(analyzer, &mut report, raw);
+            start = end;
+            search = end;
+        }
+        if start == filled {
+            start = 0;
+            filled = 0;
+        }
+    }
+    analyzer.end_input();
+    report
+}

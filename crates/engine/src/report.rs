@@ -1,0 +1,232 @@
+//! The nightly report's figures (`tlsgap report`), in one pass over the logs: the
+//! protocol/cipher distribution, the what-if evidence for the three Mozilla profiles,
+//! requests per period and protocol, line counts and, with an htpasswd file or
+//! traces, the per-user authentication cost. Rendering (HTML, text) is the front
+//! end's.
+
+use tlsgap_agg::authjoin::{AuthReport, Request};
+use tlsgap_agg::whatif::{WhatifAgg, WhatifReport};
+use tlsgap_agg::{CountMode, TlsAgg, TlsReport};
+use tlsgap_ciphers::policy::Policy;
+use tlsgap_parser::Role;
+
+use crate::auth::{self, AuthOptions, LogEvidence, RequestFields};
+use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
+use crate::runner::{Block, Job};
+use crate::uakind::Classifier;
+use crate::window::{period_key, Period, Zone};
+use crate::{err, Result, RunOptions};
+use tlsgap_agg::trend::Trend;
+
+/// The Mozilla profiles every report tests.
+pub const PROFILES: [&str; 3] = ["mozilla-modern", "mozilla-intermediate", "mozilla-old"];
+
+/// How many refused User-Agents each what-if lists.
+const TOP_USER_AGENTS: usize = 10;
+
+/// What the report covers.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// Period of the protocol-share trend.
+    pub by: Period,
+    /// Zone of the periods.
+    pub zone: Zone,
+    /// With an htpasswd file or traces: the auth section (the access-log evidence is
+    /// this report's own pass over the logs).
+    pub auth: Option<AuthOptions>,
+}
+
+/// Everything the report shows.
+#[derive(Debug)]
+pub struct ReportOutcome {
+    /// The distribution by request.
+    pub tls: TlsReport,
+    /// One what-if per profile of [`PROFILES`] (none when the log lacks the cipher or
+    /// the protocol).
+    pub whatifs: Vec<WhatifReport>,
+    /// Requests per period and protocol, and the time span.
+    pub trend: Trend,
+    /// The auth section.
+    pub auth: Option<AuthReport>,
+    /// Whether a trace or the htpasswd file could not be read.
+    pub auth_failed: bool,
+    /// Notes for the page (sections left out, and why).
+    pub notes: Vec<String>,
+    /// Line counts, inputs, `--strict`.
+    pub run: RunSummary,
+}
+
+struct ReportJob<'f> {
+    lines: LineLoop<'f>,
+    by: Period,
+    zone: &'f Zone,
+    client: Option<usize>,
+    user_agent: Option<usize>,
+    protocol: Option<usize>,
+    cipher: Option<usize>,
+    whatif: bool,
+    auth: bool,
+}
+
+struct ReportPartial {
+    lines: LinePartial,
+    tls: TlsAgg,
+    whatif: WhatifAgg,
+    trend: Trend,
+    requests: Vec<Request>,
+}
+
+has_lines!(ReportPartial);
+
+impl Job for ReportJob<'_> {
+    type Out = ReportPartial;
+
+    fn run(&self, block: &Block) -> ReportPartial {
+        let mut tls = TlsAgg::new(CountMode::Requests);
+        let mut whatif = WhatifAgg::new();
+        let mut trend = Trend::default();
+        let mut requests = Vec::new();
+        let fields = self.auth.then(|| RequestFields::new(self.lines.format));
+        let lines = self.lines.parse_block(block, |_, rec| {
+            let client = self.client.and_then(|i| rec.raw(i));
+            let protocol = self.protocol.and_then(|i| rec.raw(i));
+            let cipher = self.cipher.and_then(|i| rec.raw(i));
+            tls.add(client, protocol, cipher);
+            if self.whatif {
+                let ua = self.user_agent.and_then(|i| rec.value(i));
+                whatif.add(client, ua.as_deref(), protocol, cipher);
+            }
+            let at = rec.time().map(|t| t.unix_micros());
+            if let Some(at) = at {
+                trend.seen(at);
+            }
+            // The same rule as `TlsAgg::add`: no protocol and no cipher is plain HTTP.
+            let protocol = protocol.filter(|p| !p.is_empty());
+            if protocol.is_some() || cipher.is_some_and(|c| !c.is_empty()) {
+                trend.add(at, protocol.unwrap_or(b""), |s| {
+                    period_key(s, self.by, self.zone)
+                });
+            }
+            if let Some(f) = &fields {
+                requests.push(f.request(rec));
+            }
+        });
+        ReportPartial {
+            lines,
+            tls,
+            whatif,
+            trend,
+            requests,
+        }
+    }
+}
+
+/// One pass over the logs for every section.
+pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
+    let prepared = lines::prepare(run)?;
+    let format = prepared.format.clone();
+    if !format.has(Role::TlsProtocol) && !format.has(Role::TlsCipher) {
+        return Err(crate::tls::no_tls_fields());
+    }
+    let mut notes = Vec::new();
+    let whatif = format.has(Role::TlsProtocol) && format.has(Role::TlsCipher);
+    if !whatif {
+        notes.push(
+            "the what-if needs both the TLS protocol and the cipher in the log; this format \
+             has only one"
+                .to_string(),
+        );
+    }
+    let wants_auth = opts.auth.is_some();
+    let auth_from_log = wants_auth && format.has(Role::User);
+    if wants_auth && !auth_from_log {
+        notes.push(
+            "the log format has no user field (%u / $remote_user): the auth section uses \
+             only the htpasswd file and the traces"
+                .to_string(),
+        );
+    }
+    let mut bad = BadLineSink::new(run)?;
+    let window = prepared.window;
+    let job = ReportJob {
+        lines: LineLoop {
+            format: &format,
+            window: window.as_ref(),
+            keep_bad: bad.wants_lines(),
+        },
+        by: opts.by,
+        zone: &opts.zone,
+        client: format.role(Role::Client),
+        user_agent: format.role(Role::UserAgent),
+        protocol: format.role(Role::TlsProtocol),
+        cipher: format.role(Role::TlsCipher),
+        whatif,
+        auth: auth_from_log,
+    };
+    let mut tls = TlsAgg::new(CountMode::Requests);
+    let mut whatif_agg = WhatifAgg::new();
+    let mut trend = Trend::default();
+    let mut requests = Vec::new();
+    let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
+        tls.merge(p.tls);
+        whatif_agg.merge(p.whatif);
+        trend.merge(p.trend);
+        requests.extend(p.requests);
+        Ok(())
+    })?;
+    let tls_report = tls.report(&summary.stats, summary.inputs.clone());
+    if summary.strict_hit.is_some() {
+        return Ok(ReportOutcome {
+            tls: tls_report,
+            whatifs: Vec::new(),
+            trend,
+            auth: None,
+            auth_failed: false,
+            notes,
+            run: summary,
+        });
+    }
+
+    let whatifs = if whatif {
+        let classifier = Classifier::new()?;
+        PROFILES
+            .iter()
+            .map(|name| {
+                let policy = Policy::mozilla(name).map_err(|e| err!("{name}: {e}"))?;
+                Ok(whatif_agg.report(
+                    &policy,
+                    &mut |ua| classifier.kind(ua),
+                    TOP_USER_AGENTS,
+                    &summary.stats,
+                    summary.inputs.clone(),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
+
+    let mut auth_failed = false;
+    let auth = match &opts.auth {
+        Some(auth_opts) => {
+            let logs = auth_from_log.then(|| LogEvidence {
+                requests,
+                stats: summary.stats.clone(),
+                failed: false,
+            });
+            let outcome = auth::build_report(auth_opts, logs, &run.notes)?;
+            auth_failed = outcome.failed;
+            Some(outcome.report)
+        }
+        None => None,
+    };
+    Ok(ReportOutcome {
+        tls: tls_report,
+        whatifs,
+        trend,
+        auth,
+        auth_failed,
+        notes,
+        run: summary,
+    })
+}

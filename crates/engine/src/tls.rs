@@ -1,0 +1,181 @@
+//! The protocol and cipher distribution (`tlsgap tls`, and the figures `check` judges).
+
+use tlsgap_agg::{Cell, CellType, CountMode, Rows, TlsAgg, TlsReport};
+use tlsgap_parser::Role;
+
+use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
+use crate::runner::{Block, Job};
+use crate::window::{period_key, Period, Zone};
+use crate::{Result, RunOptions};
+use tlsgap_agg::trend::Trend;
+
+/// What to count.
+#[derive(Debug, Clone)]
+pub struct TlsOptions {
+    /// Requests, or distinct clients (first TLS request decides).
+    pub count: CountMode,
+    /// Also the requests per protocol per period, local in the zone.
+    pub by: Option<(Period, Zone)>,
+}
+
+impl Default for TlsOptions {
+    fn default() -> TlsOptions {
+        TlsOptions {
+            count: CountMode::Requests,
+            by: None,
+        }
+    }
+}
+
+/// What the run found.
+#[derive(Debug)]
+pub struct TlsOutcome {
+    /// The distribution (with line counts and inputs).
+    pub report: TlsReport,
+    /// Line counts, inputs, `--strict`.
+    pub run: RunSummary,
+    /// The newest line's time, µs since the epoch.
+    pub newest_us: Option<i64>,
+    /// With [`TlsOptions::by`]: one row per period and protocol ([`PERIOD_COLUMNS`]).
+    pub periods: Option<Rows>,
+}
+
+struct TlsJob<'f> {
+    lines: LineLoop<'f>,
+    mode: CountMode,
+    client: Option<usize>,
+    protocol: Option<usize>,
+    cipher: Option<usize>,
+    by: Option<&'f (Period, Zone)>,
+}
+
+struct TlsPartial {
+    lines: LinePartial,
+    agg: TlsAgg,
+    newest_us: Option<i64>,
+    periods: Trend,
+}
+
+has_lines!(TlsPartial);
+
+impl Job for TlsJob<'_> {
+    type Out = TlsPartial;
+
+    fn run(&self, block: &Block) -> TlsPartial {
+        let mut agg = TlsAgg::new(self.mode);
+        let mut newest_us: Option<i64> = None;
+        let mut periods = Trend::default();
+        let lines = self.lines.parse_block(block, |_, rec| {
+            let protocol = self.protocol.and_then(|i| rec.raw(i));
+            agg.add(
+                self.client.and_then(|i| rec.raw(i)),
+                protocol,
+                self.cipher.and_then(|i| rec.raw(i)),
+            );
+            let Some(t) = rec.time() else { return };
+            let us = t.unix_micros();
+            newest_us = Some(newest_us.map_or(us, |n| n.max(us)));
+            if let Some((period, zone)) = self.by {
+                let name = protocol.filter(|p| !p.is_empty() && *p != b"-");
+                periods.add(Some(us), name.unwrap_or(b"plain"), |s| {
+                    period_key(s, *period, zone)
+                });
+            }
+        });
+        TlsPartial {
+            lines,
+            agg,
+            newest_us,
+            periods,
+        }
+    }
+}
+
+/// The error for a format without TLS fields.
+pub(crate) fn no_tls_fields() -> crate::Error {
+    crate::err!(
+        "the log format has no TLS protocol or cipher field: add %{{SSL_PROTOCOL}}x \
+         %{{SSL_CIPHER}}x (Apache) or $ssl_protocol $ssl_cipher (nginx) to the server's \
+         format, or pass the right one with --log-format"
+    )
+}
+
+/// Open the inputs, settle the format and count. Errors: no input could be opened, a
+/// bad format, or a format without TLS fields.
+pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
+    let prepared = lines::prepare(run)?;
+    let format = prepared.format.clone();
+    if !format.has(Role::TlsProtocol) && !format.has(Role::TlsCipher) {
+        return Err(no_tls_fields());
+    }
+    let mut bad = BadLineSink::new(run)?;
+    let window = prepared.window;
+    let job = TlsJob {
+        lines: LineLoop {
+            format: &format,
+            window: window.as_ref(),
+            keep_bad: bad.wants_lines(),
+        },
+        mode: opts.count,
+        client: format.role(Role::Client),
+        protocol: format.role(Role::TlsProtocol),
+        cipher: format.role(Role::TlsCipher),
+        by: opts.by.as_ref(),
+    };
+    let mut total = TlsAgg::new(opts.count);
+    let mut newest_us: Option<i64> = None;
+    let mut periods = Trend::default();
+    let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
+        total.merge(p.agg);
+        newest_us = newest_us.max(p.newest_us);
+        periods.merge(p.periods);
+        Ok(())
+    })?;
+    let report = total.report(&summary.stats, summary.inputs.clone());
+    let periods = opts
+        .by
+        .as_ref()
+        .map(|(_, zone)| period_rows(&periods, zone));
+    Ok(TlsOutcome {
+        report,
+        run: summary,
+        newest_us,
+        periods,
+    })
+}
+
+/// Columns of the per-period rows.
+pub const PERIOD_COLUMNS: [(&str, CellType); 5] = [
+    ("period", CellType::Text),
+    ("period_start", CellType::Text),
+    ("protocol", CellType::Text),
+    ("count", CellType::Int),
+    ("share", CellType::Float),
+];
+
+/// One row per period and protocol (`plain` included), shares within the period.
+fn period_rows(periods: &Trend, zone: &Zone) -> Rows {
+    let mut rows = Rows::new(&PERIOD_COLUMNS);
+    for (key, protocols) in &periods.periods {
+        let total: u64 = protocols.values().sum();
+        let mut sorted: Vec<(String, &u64)> = protocols
+            .iter()
+            .map(|(p, n)| (tlsgap_parser::lossless_text(p).into_owned(), n))
+            .collect();
+        sorted.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(&b.0)));
+        for (name, n) in sorted {
+            rows.push(vec![
+                key.label.as_str().into(),
+                zone.format_micros(key.start_us).into(),
+                name.into(),
+                (*n).into(),
+                Cell::Float(if total == 0 {
+                    0.0
+                } else {
+                    *n as f64 / total as f64
+                }),
+            ]);
+        }
+    }
+    rows
+}
