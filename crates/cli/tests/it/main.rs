@@ -11,6 +11,7 @@ mod ciphers;
 mod dataset;
 mod export;
 mod gaps;
+mod inprocess;
 mod inputs;
 mod malformed;
 mod nightly;
