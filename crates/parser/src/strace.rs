@@ -900,50 +900,67 @@ fn unescape_c(s: &[u8]) -> Cow<'_, [u8]> {
         return Cow::Borrowed(s);
     }
     let mut out = Vec::with_capacity(s.len());
+    unescape_into(s, &mut out);
+    Cow::Owned(out)
+}
+
+/// Undo strace's `string_quote` escapes of `s` (the text between the quotes) into
+/// `out`, which is cleared first: the one decoder of strace strings, for callers that
+/// reuse a buffer.
+pub fn unescape_into(s: &[u8], out: &mut Vec<u8>) {
+    out.clear();
     let mut i = 0;
     while let Some(&b) = s.get(i) {
-        if b != b'\\' {
+        if b == b'\\' {
+            let (v, len) = escape_at(s, i);
+            out.push(v);
+            i += len;
+        } else {
             out.push(b);
             i += 1;
-            continue;
-        }
-        let Some(&c) = s.get(i + 1) else {
-            out.push(b'\\');
-            break;
-        };
-        i += 2;
-        match c {
-            b'n' => out.push(b'\n'),
-            b't' => out.push(b'\t'),
-            b'r' => out.push(b'\r'),
-            b'v' => out.push(0x0b),
-            b'f' => out.push(0x0c),
-            b'a' => out.push(0x07),
-            b'b' => out.push(0x08),
-            b'x' => match s.get(i..i + 2).and_then(parse_hex) {
-                Some(v) => {
-                    out.push(v as u8);
-                    i += 2;
-                }
-                None => out.push(b'x'),
-            },
-            b'0'..=b'7' => {
-                let mut v = u32::from(c - b'0');
-                for _ in 0..2 {
-                    match s.get(i) {
-                        Some(&d @ b'0'..=b'7') => {
-                            v = v * 8 + u32::from(d - b'0');
-                            i += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                out.push((v & 0xff) as u8);
-            }
-            other => out.push(other),
         }
     }
-    Cow::Owned(out)
+}
+
+/// The byte the escape starting at `s[at]` (a `\\`) decodes to, and how many bytes
+/// it spans: `\\n \\t \\r \\v \\f \\a \\b`, `\\xHH`, one to three octal digits, any
+/// other character as itself; a `\\x` without two hex digits is `x`, and a `\\` at the
+/// very end is itself.
+pub fn escape_at(s: &[u8], at: usize) -> (u8, usize) {
+    let Some(&c) = s.get(at + 1) else {
+        return (b'\\', 1);
+    };
+    let v = match c {
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'v' => 0x0b,
+        b'f' => 0x0c,
+        b'a' => 0x07,
+        b'b' => 0x08,
+        b'x' => {
+            return match s.get(at + 2..at + 4).and_then(parse_hex) {
+                Some(v) => (v as u8, 4),
+                None => (b'x', 2),
+            }
+        }
+        b'0'..=b'7' => {
+            let mut v = u32::from(c - b'0');
+            let mut len = 2;
+            while len < 4 {
+                match s.get(at + len) {
+                    Some(&d @ b'0'..=b'7') => {
+                        v = v * 8 + u32::from(d - b'0');
+                        len += 1;
+                    }
+                    _ => break,
+                }
+            }
+            return ((v & 0xff) as u8, len);
+        }
+        other => other,
+    };
+    (v, 2)
 }
 
 // ------------------------------------------------------------------ glued lines

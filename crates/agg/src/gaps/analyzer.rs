@@ -1,0 +1,694 @@
+//! The analyzer: lines in, gaps and blocked intervals out.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Finds gaps in strace output, input by input, line by line (see the module docs).
+#[derive(Debug)]
+pub struct GapAnalyzer {
+    threads: FxHashMap<u32, Thread>,
+    sh: Shared,
+}
+
+/// Everything but the threads, so that a thread and the rest borrow apart.
+#[derive(Debug)]
+pub(super) struct Shared {
+    pub(super) opts: GapOptions,
+    pub(super) inputs: Vec<InputState>,
+    pub(super) tables: FdTables,
+    pub(super) intervals: Vec<RawInterval>,
+    pub(super) skipped: BTreeMap<&'static str, u64>,
+    pub(super) scratch: Vec<u8>,
+    pub(super) args_buf: Vec<u8>,
+    pub(super) label_buf: Vec<u8>,
+    pub(super) active: bool,
+}
+
+/// A call as processed: complete, or an unfinished start joined with its end.
+#[derive(Clone, Copy)]
+pub(super) struct CallView<'a> {
+    pub(super) name: &'a [u8],
+    pub(super) args: &'a [u8],
+    pub(super) ret: Ret<'a>,
+    pub(super) duration_ns: Option<u64>,
+}
+
+impl GapAnalyzer {
+    /// An analyzer with these options.
+    pub fn new(opts: GapOptions) -> GapAnalyzer {
+        let skipped = [
+            Skip::Empty,
+            Skip::StraceMessage,
+            Skip::StackFrame,
+            Skip::HexDump,
+            Skip::Summary,
+            Skip::NotTrace,
+        ]
+        .iter()
+        .map(|s| (s.as_str(), 0))
+        .collect();
+        GapAnalyzer {
+            threads: FxHashMap::default(),
+            sh: Shared {
+                opts,
+                inputs: Vec::new(),
+                tables: FdTables::default(),
+                intervals: Vec::new(),
+                skipped,
+                scratch: Vec::new(),
+                args_buf: Vec::new(),
+                label_buf: Vec::new(),
+                active: false,
+            },
+        }
+    }
+
+    /// Start an input. `pid_hint` is the PID of a `-ff` file (from its name); lines
+    /// without a PID prefix belong to it.
+    pub fn begin_input(&mut self, name: &str, pid_hint: Option<u32>) {
+        if self.sh.active {
+            self.end_input();
+        }
+        let idx = self.sh.inputs.len();
+        let scope = if pid_hint.is_some() {
+            0
+        } else {
+            u32::try_from(idx + 1).unwrap_or(u32::MAX)
+        };
+        self.sh.inputs.push(InputState {
+            name: name.to_string(),
+            pid_hint,
+            scope,
+            intervals_from: self.sh.intervals.len(),
+            ..InputState::default()
+        });
+        self.sh.active = true;
+    }
+
+    /// One line of the current input, without its newline.
+    pub fn line(&mut self, line_no: u64, line: &[u8]) {
+        if !self.sh.active {
+            self.begin_input("-", None);
+        }
+        let idx = self.sh.inputs.len() - 1;
+        let glued = match self.sh.inputs.get_mut(idx) {
+            Some(input) => {
+                input.lines += 1;
+                std::mem::take(&mut input.glued)
+            }
+            None => return,
+        };
+        let mut glued = glued;
+        let alone = parse_line(line);
+        let parsed = if glued.is_empty() || alone != Err(Skip::NotTrace) {
+            alone
+        } else {
+            // The rest of a line an attach message cut: join it with the head.
+            glued.extend_from_slice(line);
+            match parse_line(&glued) {
+                Ok(t) => Ok(t),
+                Err(_) => alone,
+            }
+        };
+        let mut keep = None;
+        match parsed {
+            Ok(t) => {
+                self.trace_line(idx, line_no, &t);
+            }
+            Err(skip) => {
+                *self.sh.skipped.entry(skip.as_str()).or_insert(0) += 1;
+                if skip == Skip::StraceMessage {
+                    let msg = match split_glued(line) {
+                        Some((head, msg)) => {
+                            keep = Some(head);
+                            msg
+                        }
+                        None => line,
+                    };
+                    self.sh.strace_message(idx, msg);
+                }
+            }
+        }
+        // Keep the buffer's allocation for the next glued line.
+        glued.clear();
+        if let Some(head) = keep {
+            glued.extend_from_slice(head);
+        }
+        if let Some(input) = self.sh.inputs.get_mut(idx) {
+            input.glued = glued;
+        }
+    }
+
+    /// End the current input: calls still unfinished are counted, per-thread state
+    /// is dropped.
+    pub fn end_input(&mut self) {
+        if !self.sh.active {
+            return;
+        }
+        self.sh.active = false;
+        let never: u64 = self.threads.values().filter(|t| t.pending.active).count() as u64;
+        self.threads.clear();
+        if let Some(input) = self.sh.inputs.last_mut() {
+            input.never_resumed += never;
+            input.live = FxHashSet::default();
+            input.children = FxHashSet::default();
+            input.attached = FxHashSet::default();
+            input.glued = Vec::new();
+        }
+    }
+
+    /// The report.
+    pub fn finish(mut self) -> GapsReport {
+        self.end_input();
+        self.sh.report()
+    }
+
+    pub(super) fn trace_line(&mut self, idx: usize, line_no: u64, t: &TraceLine<'_>) {
+        let Some(tid) = self.sh.resolve_tid(idx, t.pid, &mut self.threads) else {
+            return;
+        };
+        let time = self.sh.time_of(idx, t);
+        let ring = self.sh.opts.context_calls;
+        let th = self.threads.entry(tid).or_insert_with(|| Thread::new(ring));
+        if th.events == 0 {
+            if let Some(input) = self.sh.inputs.get_mut(idx) {
+                input.threads += 1;
+            }
+        }
+        if let Some(input) = self.sh.inputs.get_mut(idx) {
+            input.trace += 1;
+        }
+        let done = self.sh.event(idx, tid, th, line_no, time, &t.body);
+        if done {
+            self.threads.remove(&tid);
+            let scope = self.sh.scope(idx);
+            self.sh.tables.exit(scope, tid);
+            if let Some(input) = self.sh.inputs.get_mut(idx) {
+                input.live.remove(&tid);
+            }
+        }
+    }
+}
+
+impl Shared {
+    pub(super) fn input(&mut self, idx: usize) -> Option<&mut InputState> {
+        self.inputs.get_mut(idx)
+    }
+
+    /// `strace: Process N attached`: the first names the thread of unprefixed lines
+    /// under `-p`, later ones name new children.
+    pub(super) fn strace_message(&mut self, idx: usize, msg: &[u8]) {
+        let Some(rest) = msg.strip_prefix(b"strace: Process ") else {
+            return;
+        };
+        let end = rest
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if !rest.get(end..).is_some_and(|w| w.starts_with(b" attached")) {
+            return;
+        }
+        let Some(pid) = std::str::from_utf8(rest.get(..end).unwrap_or_default())
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            return;
+        };
+        if let Some(input) = self.input(idx) {
+            if input.trace == 0 && input.unprefixed_pid.is_none() {
+                input.unprefixed_pid = Some(pid);
+            } else {
+                input.attached.insert(pid);
+            }
+        }
+    }
+
+    /// The thread a line belongs to. Lines without a prefix in a `-f` stream belong to
+    /// the only tracee: the hint, the one left alive, the one `-p` attached, or a
+    /// placeholder (0) renamed when the first prefixed line names it.
+    pub(super) fn resolve_tid(
+        &mut self,
+        idx: usize,
+        pid: Option<u32>,
+        threads: &mut FxHashMap<u32, Thread>,
+    ) -> Option<u32> {
+        let input = self.inputs.get_mut(idx)?;
+        if let Some(p) = pid {
+            input.seen_prefix = true;
+            if input.pseudo_active
+                && p != 0
+                && !input.children.contains(&p)
+                && !input.attached.contains(&p)
+            {
+                input.pseudo_active = false;
+                input.unprefixed_pid = Some(p);
+                input.pseudo_renamed = Some(p);
+                let scope = input.scope;
+                let from = input.intervals_from;
+                if let Some(th) = threads.remove(&0) {
+                    threads.entry(p).or_insert(th);
+                }
+                self.tables.rename(scope, 0, p);
+                for iv in self.intervals.iter_mut().skip(from) {
+                    if iv.pid == 0 {
+                        iv.pid = p;
+                    }
+                    for r in iv.resources.iter_mut().chain(iv.primary.iter_mut()) {
+                        if let Some((key, _, _)) = r.inherited.as_mut() {
+                            if *key == (scope, 0) {
+                                *key = (scope, p);
+                            }
+                        }
+                    }
+                }
+            }
+            input.live.insert(p);
+            return Some(p);
+        }
+        if let Some(h) = input.pid_hint {
+            return Some(h);
+        }
+        input.unprefixed += 1;
+        if input.seen_prefix && input.live.len() == 1 {
+            return input.live.iter().next().copied();
+        }
+        if let Some(u) = input.unprefixed_pid {
+            input.live.insert(u);
+            return Some(u);
+        }
+        input.pseudo_active = true;
+        Some(0)
+    }
+
+    /// The line's time on the input's clock, in nanoseconds.
+    pub(super) fn time_of(&mut self, idx: usize, t: &TraceLine<'_>) -> Option<i64> {
+        let input = self.inputs.get_mut(idx)?;
+        let (clock, ns) = match (t.stamp, t.relative_ns) {
+            (Some(Stamp::Unix { nanos }), _) => (Clock::Unix, nanos),
+            (Some(Stamp::TimeOfDay { nanos }), _) => {
+                if let Some(last) = input.last_tod {
+                    // Lines of several threads can be a little out of order; only a
+                    // jump back of more than 12 hours is midnight.
+                    if last > nanos && last - nanos > 12 * 3600 * 1_000_000_000 {
+                        input.day += 1;
+                        input.rollovers += 1;
+                    }
+                }
+                input.last_tod = Some(nanos);
+                let n = i64::try_from(nanos).ok()?;
+                (Clock::TimeOfDay, input.day * DAY_NS + n)
+            }
+            (None, Some(rel)) => {
+                if input.pid_hint.is_some() {
+                    // `-r` counts from the previous line of any tracee: per `-ff` file
+                    // the sum means nothing.
+                    input.relative_under_ff = true;
+                    return None;
+                }
+                input.rel_acc = input
+                    .rel_acc
+                    .saturating_add(i64::try_from(rel).unwrap_or(i64::MAX));
+                (Clock::Relative, input.rel_acc)
+            }
+            (None, None) => return None,
+        };
+        match input.clock {
+            None => input.clock = Some(clock),
+            Some(c) if c != clock => {
+                input.mixed_clock = true;
+                return None;
+            }
+            Some(_) => {}
+        }
+        if input.first.is_none() {
+            input.first = Some(ns);
+        }
+        input.last = Some(ns);
+        Some(ns)
+    }
+
+    /// One event of thread `tid`. Returns true when the thread is gone.
+    pub(super) fn event(
+        &mut self,
+        idx: usize,
+        tid: u32,
+        th: &mut Thread,
+        line_no: u64,
+        time: Option<i64>,
+        body: &Body<'_>,
+    ) -> bool {
+        let first = th.events == 0;
+        th.events += 1;
+        match *body {
+            Body::Call(c) => {
+                if th.pending.active {
+                    // Its end never came (lost line): count it and move on.
+                    th.pending.active = false;
+                    if let Some(i) = self.input(idx) {
+                        i.never_resumed += 1;
+                    }
+                    th.prev_end = None;
+                }
+                if th.in_timer && c.name == b"rt_sigreturn" {
+                    th.in_timer = false;
+                    return false;
+                }
+                th.in_timer = false;
+                let view = CallView {
+                    name: c.name,
+                    args: c.args,
+                    ret: c.ret,
+                    duration_ns: c.duration_ns,
+                };
+                let start = time;
+                let end = match (time, c.duration_ns) {
+                    (Some(t), Some(d)) => Some(t.saturating_add(i64::try_from(d).unwrap_or(0))),
+                    (t, _) => t,
+                };
+                self.call(
+                    idx,
+                    tid,
+                    th,
+                    line_no,
+                    view,
+                    start,
+                    end,
+                    c.duration_ns.is_some(),
+                    first,
+                    true,
+                );
+            }
+            Body::Unfinished { name, args: a } => {
+                th.in_timer = false;
+                if th.pending.active {
+                    if let Some(i) = self.input(idx) {
+                        i.never_resumed += 1;
+                    }
+                }
+                // The gap ends where the call starts.
+                th.cur.reset(line_no);
+                th.cur.name.extend_from_slice(name);
+                th.cur.first = first;
+                th.cur.set_call(a, None, None);
+                self.close_gap(idx, tid, th, time, line_no);
+                th.pending.active = true;
+                th.pending.name.clear();
+                th.pending.name.extend_from_slice(name);
+                th.pending.args.clear();
+                let keep = a.get(..a.len().min(PENDING_ARGS_LIMIT)).unwrap_or_default();
+                th.pending.args.extend_from_slice(keep);
+                th.pending.start = time;
+                th.pending.line = line_no;
+                th.pending.first = first;
+                th.prev_end = None;
+            }
+            Body::Resumed(c) => {
+                th.in_timer = false;
+                let matched = th.pending.active && th.pending.name == c.name;
+                if th.pending.active && !matched {
+                    if let Some(i) = self.input(idx) {
+                        i.never_resumed += 1;
+                    }
+                }
+                th.pending.active = false;
+                let end = time;
+                if matched {
+                    let mut joined = std::mem::take(&mut self.args_buf);
+                    joined.clear();
+                    joined.extend_from_slice(&th.pending.args);
+                    // The parser trims the `, ` before `<unfinished ...>`.
+                    let rest = c.args.trim_ascii_start();
+                    if !joined.is_empty() && !rest.is_empty() && !rest.starts_with(b",") {
+                        joined.extend_from_slice(b", ");
+                    }
+                    joined.extend_from_slice(rest);
+                    let pending_args = std::mem::take(&mut th.pending.args);
+                    let view = CallView {
+                        name: c.name,
+                        args: &joined,
+                        ret: c.ret,
+                        duration_ns: c.duration_ns,
+                    };
+                    let start = th.pending.start;
+                    let pfirst = th.pending.first;
+                    self.call(idx, tid, th, line_no, view, start, end, true, pfirst, false);
+                    th.pending.args = pending_args;
+                    self.args_buf = joined;
+                } else {
+                    if let Some(i) = self.input(idx) {
+                        i.resumed_without_start += 1;
+                    }
+                    let start = match (time, c.duration_ns) {
+                        (Some(t), Some(d)) => Some(t.saturating_sub(i64::try_from(d).unwrap_or(0))),
+                        (t, _) => t,
+                    };
+                    let view = CallView {
+                        name: c.name,
+                        args: c.args,
+                        ret: c.ret,
+                        duration_ns: c.duration_ns,
+                    };
+                    self.call(
+                        idx,
+                        tid,
+                        th,
+                        line_no,
+                        view,
+                        start,
+                        end,
+                        c.duration_ns.is_some(),
+                        first,
+                        true,
+                    );
+                }
+            }
+            Body::Signal { name, info } => {
+                if matches!(name, b"SIGPROF" | b"SIGALRM" | b"SIGVTALRM") {
+                    th.timers += 1;
+                    th.in_timer = true;
+                    if let Some(i) = self.input(idx) {
+                        i.timer_signals += 1;
+                    }
+                    return false;
+                }
+                th.in_timer = false;
+                if th.pending.active {
+                    return false;
+                }
+                th.cur.reset(line_no);
+                th.cur.first = first;
+                th.cur.shape = Shape::Signal;
+                th.cur.ret.extend_from_slice(name);
+                th.cur.args.extend_from_slice(info);
+                self.close_gap(idx, tid, th, time, line_no);
+                th.ring.push(&mut th.cur);
+                th.prev_end = time;
+                th.prev_exact = true;
+                th.prev_was_exit = false;
+            }
+            Body::Exit(e) => {
+                if th.pending.active {
+                    th.pending.active = false;
+                    if let Some(i) = self.input(idx) {
+                        i.never_resumed += 1;
+                    }
+                    // Killed inside a call: that call took until now.
+                    if let (Some(s), Some(t)) = (th.pending.start, time) {
+                        let name = std::mem::take(&mut th.pending.name);
+                        let pargs = std::mem::take(&mut th.pending.args);
+                        let view = CallView {
+                            name: &name,
+                            args: &pargs,
+                            ret: Ret {
+                                raw: b"?",
+                                value: None,
+                                decoration: None,
+                                errno: None,
+                            },
+                            duration_ns: None,
+                        };
+                        let key = self.tables.view(self.scope(idx), tid);
+                        let mut cur = std::mem::take(&mut th.cur);
+                        cur.reset(th.pending.line);
+                        cur.first = th.pending.first;
+                        self.describe_call(&mut cur, key, view, true);
+                        self.in_call(idx, tid, th, &cur, s, t);
+                        th.cur = cur;
+                        th.pending.name = name;
+                        th.pending.args = pargs;
+                    }
+                } else if let Exit::Killed { .. } = e {
+                    if !th.prev_was_exit {
+                        th.cur.reset(line_no);
+                        render_exit(&mut th.cur.text, &e);
+                        self.close_gap(idx, tid, th, time, line_no);
+                    }
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    pub(super) fn scope(&self, idx: usize) -> u32 {
+        self.inputs.get(idx).map_or(0, |i| i.scope)
+    }
+
+    /// A call that started at `start` and ended at `end` (`exact`: the end is known,
+    /// not the start again).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn call(
+        &mut self,
+        idx: usize,
+        tid: u32,
+        th: &mut Thread,
+        line_no: u64,
+        c: CallView<'_>,
+        start: Option<i64>,
+        end: Option<i64>,
+        exact: bool,
+        first: bool,
+        gap_before: bool,
+    ) {
+        if let Some(i) = self.input(idx) {
+            i.calls += 1;
+            if c.duration_ns.is_some() {
+                i.calls_with_duration += 1;
+            }
+        }
+        let scope = self.scope(idx);
+        let key = self.tables.view(scope, tid);
+        let mut cur = std::mem::take(&mut th.cur);
+        cur.reset(line_no);
+        cur.first = first;
+        self.describe_call(&mut cur, key, c, false);
+        th.cur = cur;
+        if gap_before {
+            self.close_gap(idx, tid, th, start, line_no);
+        }
+        if let (Some(s), Some(e), true) = (start, end, exact) {
+            if e - s >= i64::try_from(self.opts.min_gap_ns).unwrap_or(i64::MAX) {
+                let cur = std::mem::take(&mut th.cur);
+                self.in_call(idx, tid, th, &cur, s, e);
+                th.cur = cur;
+            }
+        }
+        self.apply(scope, tid, key, c);
+        th.ring.push(&mut th.cur);
+        th.prev_end = end;
+        th.prev_exact = exact;
+        th.prev_was_exit = matches!(c.name, b"exit_group" | b"exit");
+    }
+
+    /// Fill `slot` with the call's parts (for its text), class, resources and any
+    /// hash it carries.
+    pub(super) fn describe_call(
+        &mut self,
+        slot: &mut CtxSlot,
+        key: TableKey,
+        c: CallView<'_>,
+        cut: bool,
+    ) {
+        slot.name.extend_from_slice(c.name);
+        slot.class = call_class(c.name, c.args);
+        let ret = if cut { None } else { Some(c.ret.raw) };
+        slot.set_call(c.args, ret, c.duration_ns);
+        let mut hash = hash_in(c.args, &mut self.scratch);
+        if let (None, Some(r)) = (hash, ret) {
+            hash = hash_in(r, &mut self.scratch);
+        }
+        slot.hash = hash;
+        self.call_resources(slot, key, c);
+    }
+
+    /// Record a gap between the previous event and one starting at `start`.
+    pub(super) fn close_gap(
+        &mut self,
+        idx: usize,
+        tid: u32,
+        th: &mut Thread,
+        start: Option<i64>,
+        line_no: u64,
+    ) {
+        let timers = std::mem::take(&mut th.timers);
+        let (Some(prev), Some(start)) = (th.prev_end, start) else {
+            return;
+        };
+        let min = i64::try_from(self.opts.min_gap_ns).unwrap_or(i64::MAX);
+        if start - prev < min {
+            return;
+        }
+        let Some(input) = self.inputs.get(idx) else {
+            return;
+        };
+        let newest = th.ring.newest();
+        let resources = collect_resources(th.ring.iter(), self.opts.context_calls);
+        let iv = RawInterval {
+            input: idx as u32,
+            line: line_no,
+            before_line: newest.map(|s| s.line),
+            pid: tid,
+            scope: input.scope,
+            clock: input.clock.unwrap_or(Clock::Unix),
+            start: prev,
+            end: start,
+            inside_call: false,
+            exact: th.prev_exact,
+            timers,
+            before: newest.map(|s| s.render(&mut self.scratch)),
+            after: Some(th.cur.render(&mut self.scratch)),
+            call: newest.map(|s| s.name.clone().into_boxed_slice()),
+            class: newest.map_or(CallClass::Other, |s| s.class),
+            primary: newest
+                .and_then(|s| s.resources().first())
+                .map(ResRef::to_raw),
+            resources,
+            hash: th.ring.iter().find_map(|s| s.hash),
+            first: newest.is_some_and(|s| s.first),
+        };
+        self.intervals.push(iv);
+    }
+
+    /// Record time spent inside the call in `slot`.
+    pub(super) fn in_call(
+        &mut self,
+        idx: usize,
+        tid: u32,
+        th: &Thread,
+        slot: &CtxSlot,
+        s: i64,
+        e: i64,
+    ) {
+        let Some(input) = self.inputs.get(idx) else {
+            return;
+        };
+        let newest = th.ring.newest();
+        let mut resources = collect_resources(std::iter::once(slot), 3);
+        for r in collect_resources(th.ring.iter(), self.opts.context_calls) {
+            if !resources.iter().any(|x| same_res(x, &r)) {
+                resources.push(r);
+            }
+        }
+        self.intervals.push(RawInterval {
+            input: idx as u32,
+            line: slot.line,
+            before_line: newest.map(|s| s.line),
+            pid: tid,
+            scope: input.scope,
+            clock: input.clock.unwrap_or(Clock::Unix),
+            start: s,
+            end: e,
+            inside_call: true,
+            exact: true,
+            timers: 0,
+            before: newest.map(|s| s.render(&mut self.scratch)),
+            after: Some(slot.render(&mut self.scratch)),
+            call: Some(slot.name.clone().into_boxed_slice()),
+            class: slot.class,
+            primary: slot.resources().first().map(ResRef::to_raw),
+            resources,
+            hash: slot.hash.or_else(|| th.ring.iter().find_map(|s| s.hash)),
+            first: slot.first,
+        });
+    }
+}

@@ -1,0 +1,154 @@
+//! Options and the public enums: clocks, causes, gap kinds, hash schemes.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// What [`GapAnalyzer`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GapOptions {
+    /// Shortest gap (or blocked interval) reported, in nanoseconds.
+    pub min_gap_ns: u64,
+    /// How many gaps `top` lists.
+    pub top: usize,
+    /// How many calls before a gap are kept for its context (`resources`, auth).
+    pub context_calls: usize,
+}
+
+impl Default for GapOptions {
+    /// 100 ms, top 20, 8 calls of context.
+    fn default() -> GapOptions {
+        GapOptions {
+            min_gap_ns: 100_000_000,
+            top: 20,
+            context_calls: 8,
+        }
+    }
+}
+
+// ------------------------------------------------------------------ public enums
+
+/// Which clock the times of a gap are on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Clock {
+    /// `-ttt`: nanoseconds since the Unix epoch.
+    Unix,
+    /// `-t`/`-tt`: local time of day, with a day offset since the run started.
+    TimeOfDay,
+    /// `-r` only: nanoseconds since the input's first line.
+    Relative,
+}
+
+impl Clock {
+    /// Snake-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Clock::Unix => "unix",
+            Clock::TimeOfDay => "time_of_day",
+            Clock::Relative => "relative",
+        }
+    }
+}
+
+/// Why a thread spent the time (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// Password checking: auth files or sockets, hashes in the data.
+    Auth,
+    /// User space, no known cause.
+    Cpu,
+    /// Inside file I/O or a sync.
+    Io,
+    /// Inside another non-waiting call.
+    Kernel,
+    /// Waiting inside the kernel (idle).
+    Blocked,
+    /// The first call of an attached thread.
+    Startup,
+}
+
+impl Cause {
+    /// Snake-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Auth => "auth",
+            Cause::Cpu => "cpu",
+            Cause::Io => "io",
+            Cause::Kernel => "kernel",
+            Cause::Blocked => "blocked",
+            Cause::Startup => "startup",
+        }
+    }
+}
+
+/// Which list an interval is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GapKind {
+    /// Time the thread was busy or slow: [`GapsReport::gaps`].
+    Gap,
+    /// Time the thread waited: [`GapsReport::blocked`].
+    Blocked,
+}
+
+impl GapKind {
+    /// Snake-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GapKind::Gap => "gap",
+            GapKind::Blocked => "blocked",
+        }
+    }
+}
+
+/// A password-hash scheme recognised by its prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scheme {
+    /// `$2y$`, `$2a$`, `$2b$`, `$2x$`.
+    Bcrypt,
+    /// `$apr1$` (Apache MD5).
+    Apr1,
+    /// `{SHA}` (unsalted SHA-1) or `{SSHA}`.
+    Sha1,
+    /// `$5$`.
+    Sha256Crypt,
+    /// `$6$`.
+    Sha512Crypt,
+    /// `$y$`, `$gy$`.
+    Yescrypt,
+    /// `$argon2i$`, `$argon2id$`, `$argon2d$`.
+    Argon2,
+    /// `$1$`.
+    Md5Crypt,
+}
+
+/// A hash seen in a buffer: its scheme and cost (bcrypt) or rounds (SHA-crypt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HashInfo {
+    /// The scheme.
+    pub scheme: Scheme,
+    /// bcrypt cost or SHA-crypt `rounds=`, when printed.
+    pub param: Option<u32>,
+}
+
+impl fmt::Display for HashInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.scheme {
+            Scheme::Bcrypt => "bcrypt",
+            Scheme::Apr1 => "apr1 (MD5)",
+            Scheme::Sha1 => "{SHA} (SHA-1)",
+            Scheme::Sha256Crypt => "SHA-256 crypt",
+            Scheme::Sha512Crypt => "SHA-512 crypt",
+            Scheme::Yescrypt => "yescrypt",
+            Scheme::Argon2 => "argon2",
+            Scheme::Md5Crypt => "MD5 crypt",
+        };
+        f.write_str(name)?;
+        match (self.scheme, self.param) {
+            (Scheme::Bcrypt, Some(c)) => write!(f, " cost {c}"),
+            (_, Some(r)) => write!(f, " rounds {r}"),
+            _ => Ok(()),
+        }
+    }
+}
