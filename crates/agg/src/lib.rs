@@ -14,6 +14,12 @@
 //! let report = first.report(&LineStats::default(), vec![]);
 //! assert_eq!((report.total, report.plain), (1, 1));
 //! ```
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod authjoin;
 pub mod export;

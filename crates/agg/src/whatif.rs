@@ -229,8 +229,8 @@ impl WhatifAgg {
         });
         let mut protocols: Vec<ProtocolRow> = Vec::new();
         for c in &ciphers {
-            let row = match protocols.iter_mut().find(|p| p.protocol == c.protocol) {
-                Some(r) => r,
+            let at = match protocols.iter().position(|p| p.protocol == c.protocol) {
+                Some(at) => at,
                 None => {
                     protocols.push(ProtocolRow {
                         protocol: c.protocol.clone(),
@@ -239,8 +239,11 @@ impl WhatifAgg {
                         refused_requests: 0,
                         share_refused: 0.0,
                     });
-                    protocols.last_mut().expect("just pushed")
+                    protocols.len() - 1
                 }
+            };
+            let Some(row) = protocols.get_mut(at) else {
+                continue;
             };
             row.requests += c.requests;
             if c.decision == "refused_protocol" || c.decision == "refused_cipher" {

@@ -23,6 +23,12 @@
 //! ```
 //!
 //! Pure library: no I/O besides the clock and the OS random source, no printing.
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 mod apr1;
 mod verify;

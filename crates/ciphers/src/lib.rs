@@ -4,6 +4,12 @@
 //! tests traffic against (Mozilla profiles, Apache and nginx directives).
 //!
 //! No I/O, no dependencies beyond serde: the catalogue is compiled in.
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod catalogue;
 pub mod cipherstring;

@@ -18,6 +18,8 @@
 //! ```
 //!
 //! This crate does no I/O, no printing and no allocation per line on the hot path.
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
