@@ -15,8 +15,10 @@
 //! 'ALL:COMPLEMENTOFALL:@SECLEVEL=0'`; when the catalogue is filled, the same strings are
 //! also evaluated over `catalogue::all()` (restricted to the names this openssl knows).
 //!
-//! Without `openssl`: the test fails when `CI` is set, else prints a SKIP notice.
+//! Without `openssl` the tests fail, naming the package, unless
+//! `TLSGAP_SKIP_OPENSSL_TESTS=1` says to skip them, and then each skip is printed.
 
+use std::io::Write as _;
 use std::process::Command;
 
 use tlsgap_ciphers::catalogue;
@@ -40,13 +42,18 @@ fn openssl_available() -> bool {
     match openssl(&["version"]) {
         Some((true, _)) => true,
         _ => {
-            if std::env::var_os("CI").is_some() {
-                panic!("openssl is not installed but CI is set: the differential test must run");
-            }
-            eprintln!();
-            eprintln!("==============================================================");
-            eprintln!("SKIP: `openssl` not found; cipher strings NOT checked against it");
-            eprintln!("==============================================================");
+            let skip = std::env::var_os("TLSGAP_SKIP_OPENSSL_TESTS").is_some_and(|v| v == "1");
+            assert!(
+                skip,
+                "`openssl` is not installed (apt-get install openssl); \
+                 set TLSGAP_SKIP_OPENSSL_TESTS=1 to skip the differential tests"
+            );
+            // Straight to stderr: the test harness captures eprintln! of passing tests.
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n*** SKIPPED: TLSGAP_SKIP_OPENSSL_TESTS=1: cipher strings were NOT checked \
+                 against openssl ***\n"
+            );
             false
         }
     }

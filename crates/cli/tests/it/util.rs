@@ -325,6 +325,24 @@ pub fn server_test_enabled(test: &str, programs: &[&str], packages: &str) -> boo
     true
 }
 
+/// The path of `program`, which `test` needs. Missing, it fails the test naming the
+/// Debian package, unless `skip_var=1` says to skip: then `None`, after a loud skip.
+pub fn tool_ready(test: &str, program: &str, package: &str, skip_var: &str) -> Option<PathBuf> {
+    if let Some(p) = find_program(program) {
+        return Some(p);
+    }
+    assert!(
+        env_is_1(skip_var),
+        "{test} needs `{program}`, which is not installed (apt-get install {package}); \
+         set {skip_var}=1 to skip it"
+    );
+    loud_skip(
+        test,
+        &format!("{skip_var}=1 and no `{program}`: NOT checked"),
+    );
+    None
+}
+
 /// Run a repository script with python3, failing with its output when it fails.
 pub fn run_script(script: &str, args: &[&std::ffi::OsStr]) -> Output {
     let o = std::process::Command::new("python3")
