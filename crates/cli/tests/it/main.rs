@@ -30,6 +30,7 @@ mod prom_check;
 mod real;
 mod report;
 mod report_parquet;
+mod shapes;
 mod tls;
 mod util;
 mod whatif;
