@@ -35,10 +35,12 @@ mod verify;
 
 pub mod advice;
 pub mod cost;
+pub mod found;
 pub mod htpasswd;
 pub mod report;
 
 pub use advice::{advise, Advice, DEFAULT_THRESHOLD_SECONDS};
 pub use cost::{measure, measure_all, MeasureOptions, Measurement, Method};
+pub use found::{find_hash, FoundHash};
 pub use htpasswd::{parse, Entry, Htpasswd, Malformed, MalformedReason, Scheme, Verification};
 pub use report::{AuthFileReport, MeasurementRow, UserRow};

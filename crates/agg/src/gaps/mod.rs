@@ -79,6 +79,7 @@ use std::io::Write as _;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
+use tlsgap_auth::Scheme;
 use tlsgap_parser::lossless_text;
 use tlsgap_parser::strace::{
     args, decoration_path, escape_at, fd_arg, inner, parse_line, quoted, split_glued,

@@ -102,31 +102,11 @@ impl GapKind {
     }
 }
 
-/// A password-hash scheme recognised by its prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Scheme {
-    /// `$2y$`, `$2a$`, `$2b$`, `$2x$`.
-    Bcrypt,
-    /// `$apr1$` (Apache MD5).
-    Apr1,
-    /// `{SHA}` (unsalted SHA-1) or `{SSHA}`.
-    Sha1,
-    /// `$5$`.
-    Sha256Crypt,
-    /// `$6$`.
-    Sha512Crypt,
-    /// `$y$`, `$gy$`.
-    Yescrypt,
-    /// `$argon2i$`, `$argon2id$`, `$argon2d$`.
-    Argon2,
-    /// `$1$`.
-    Md5Crypt,
-}
-
-/// A hash seen in a buffer: its scheme and cost (bcrypt) or rounds (SHA-crypt).
+/// A hash seen in a buffer: its scheme (as `tlsgap_auth` recognises it, see
+/// [`tlsgap_auth::find_hash`]) and cost (bcrypt) or rounds (SHA-crypt) when printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct HashInfo {
-    /// The scheme.
+    /// The scheme; its work factor counts only as far as `param` says.
     pub scheme: Scheme,
     /// bcrypt cost or SHA-crypt `rounds=`, when printed.
     pub param: Option<u32>,
@@ -135,18 +115,20 @@ pub struct HashInfo {
 impl fmt::Display for HashInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match self.scheme {
-            Scheme::Bcrypt => "bcrypt",
+            Scheme::Bcrypt { .. } => "bcrypt",
             Scheme::Apr1 => "apr1 (MD5)",
             Scheme::Sha1 => "{SHA} (SHA-1)",
-            Scheme::Sha256Crypt => "SHA-256 crypt",
-            Scheme::Sha512Crypt => "SHA-512 crypt",
+            Scheme::Sha256Crypt { .. } => "SHA-256 crypt",
+            Scheme::Sha512Crypt { .. } => "SHA-512 crypt",
             Scheme::Yescrypt => "yescrypt",
             Scheme::Argon2 => "argon2",
             Scheme::Md5Crypt => "MD5 crypt",
+            Scheme::DesCrypt => "crypt",
+            _ => "plain",
         };
         f.write_str(name)?;
         match (self.scheme, self.param) {
-            (Scheme::Bcrypt, Some(c)) => write!(f, " cost {c}"),
+            (Scheme::Bcrypt { .. }, Some(c)) => write!(f, " cost {c}"),
             (_, Some(r)) => write!(f, " rounds {r}"),
             _ => Ok(()),
         }

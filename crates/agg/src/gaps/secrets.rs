@@ -9,90 +9,17 @@ pub(super) enum Secret {
     Authorization,
 }
 
-/// The first password-hash prefix in `s`, and whether what follows looks like a hash
-/// (salt characters after it) rather than, say, `$1$2` in a shell script. Redaction
-/// goes by the prefix alone; the `auth` cause needs the plausible kind.
+/// The first password-hash prefix in `s` (recognised by `tlsgap_auth`), and whether
+/// what follows looks like a hash. Redaction goes by the prefix alone; the `auth`
+/// cause needs the plausible kind.
 pub(super) fn find_hash(s: &[u8]) -> Option<(HashInfo, bool)> {
-    let crypt = |t: &[u8]| {
-        t.iter()
-            .take_while(|&&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'/')
-            .count()
-            >= 3
-    };
-    let base64 = |t: &[u8]| {
-        t.iter()
-            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
-            .count()
-            >= 3
-    };
-    let num = |t: &[u8]| -> Option<u32> {
-        let d = t.iter().take_while(|b| b.is_ascii_digit()).count();
-        std::str::from_utf8(t.get(..d)?).ok()?.parse().ok()
-    };
-    let hash = |scheme, param| HashInfo { scheme, param };
-    let mut i = 0;
-    while let Some(p) = s
-        .get(i..)
-        .and_then(|t| t.iter().position(|&b| b == b'$' || b == b'{'))
-    {
-        let at = i + p;
-        let rest = s.get(at + 1..).unwrap_or_default();
-        let after = |n: usize| rest.get(n..).unwrap_or_default();
-        // SHA-crypt: `$5$[rounds=N$]salt$hash`.
-        let sha_crypt = |scheme| {
-            let t = after(2);
-            match t.strip_prefix(b"rounds=") {
-                Some(r) => {
-                    let d = r.iter().take_while(|b| b.is_ascii_digit()).count();
-                    let tail = r.get(d + 1..).unwrap_or_default();
-                    (hash(scheme, num(r)), r.get(d) == Some(&b'$') && crypt(tail))
-                }
-                None => (hash(scheme, None), crypt(t)),
-            }
+    tlsgap_auth::find_hash(s).map(|f| {
+        let info = HashInfo {
+            scheme: f.scheme,
+            param: f.work(),
         };
-        let found = if s.get(at) == Some(&b'{') {
-            if rest.starts_with(b"SHA}") {
-                Some((hash(Scheme::Sha1, None), base64(after(4))))
-            } else if rest.starts_with(b"SSHA}") {
-                Some((hash(Scheme::Sha1, None), base64(after(5))))
-            } else {
-                None
-            }
-        } else if [&b"2y$"[..], b"2a$", b"2b$", b"2x$"]
-            .iter()
-            .any(|p| rest.starts_with(p))
-        {
-            let cost = rest
-                .get(3..)
-                .filter(|t| t.get(2) == Some(&b'$'))
-                .and_then(num);
-            Some((hash(Scheme::Bcrypt, cost), cost.is_some()))
-        } else if rest.starts_with(b"apr1$") {
-            Some((hash(Scheme::Apr1, None), crypt(after(5))))
-        } else if rest.starts_with(b"5$") {
-            Some(sha_crypt(Scheme::Sha256Crypt))
-        } else if rest.starts_with(b"6$") {
-            Some(sha_crypt(Scheme::Sha512Crypt))
-        } else if rest.starts_with(b"y$") {
-            Some((hash(Scheme::Yescrypt, None), crypt(after(2))))
-        } else if rest.starts_with(b"gy$") {
-            Some((hash(Scheme::Yescrypt, None), crypt(after(3))))
-        } else if rest.starts_with(b"argon2") {
-            let variant = [&b"argon2id$"[..], b"argon2i$", b"argon2d$"]
-                .iter()
-                .any(|v| rest.starts_with(v));
-            Some((hash(Scheme::Argon2, None), variant))
-        } else if rest.starts_with(b"1$") {
-            Some((hash(Scheme::Md5Crypt, None), crypt(after(2))))
-        } else {
-            None
-        };
-        if found.is_some() {
-            return found;
-        }
-        i = at + 1;
-    }
-    None
+        (info, f.plausible)
+    })
 }
 
 /// Whether a string (contents, decoded) is a secret.
