@@ -417,3 +417,28 @@ fn log_window_applies_to_auth() {
     );
     assert!(users(&none).is_empty(), "{none}");
 }
+
+/// A trace on standard input is read once: the gaps and the log lines the workers
+/// wrote come from the same pass (reading `-` twice used to lose the second pass, so
+/// no gap was tied to a user).
+#[test]
+fn traces_on_stdin_are_read_once() {
+    let dir = util::repo_root().join("testdata/strace/real/apache-f-stderr");
+    let run = |stdin: Option<&[u8]>| {
+        let mut cmd = util::tlsgap();
+        cmd.current_dir(&dir)
+            .args(["auth", "--format", "json", "--traces"]);
+        match stdin {
+            Some(bytes) => cmd.arg("-").write_stdin(bytes.to_vec()),
+            None => cmd.arg("trace"),
+        };
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", util::stderr(&o));
+        util::json(&o)
+    };
+    let from_file = run(None);
+    let from_stdin = run(Some(&std::fs::read(dir.join("trace")).unwrap()));
+    assert_eq!(from_file["attribution"]["by_log_write"], 2, "{from_file}");
+    assert_eq!(from_stdin["attribution"], from_file["attribution"]);
+    assert_eq!(from_stdin["users"], from_file["users"]);
+}
