@@ -74,11 +74,7 @@ pub fn read_logs(run: &RunOptions) -> Result<LogEvidence> {
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
     let job = AuthJob {
-        lines: LineLoop {
-            format: &format,
-            window: window.as_ref(),
-            keep_bad: bad.wants_lines(),
-        },
+        lines: LineLoop::new(&format, window.as_ref(), &bad),
     };
     let mut requests = Vec::new();
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {

@@ -197,11 +197,7 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
     let job = ExportJob {
-        lines: LineLoop {
-            format: &format,
-            window: window.as_ref(),
-            keep_bad: bad.wants_lines(),
-        },
+        lines: LineLoop::new(&format, window.as_ref(), &bad),
         schema: schema.clone(),
         kind,
         names: prepared.names.clone(),
@@ -260,11 +256,7 @@ pub fn run_dataset(run: &RunOptions, target: &DatasetTarget) -> Result<ExportOut
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
     let job = ExportJob {
-        lines: LineLoop {
-            format: &format,
-            window: window.as_ref(),
-            keep_bad: bad.wants_lines(),
-        },
+        lines: LineLoop::new(&format, window.as_ref(), &bad),
         schema: schema.clone(),
         kind: RowFormat::Parquet,
         names: prepared.names.clone(),

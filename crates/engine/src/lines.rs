@@ -71,6 +71,15 @@ pub struct LineLoop<'a> {
 }
 
 impl<'a> LineLoop<'a> {
+    /// The loop for `format` and `window`, keeping malformed lines when `bad` wants them.
+    pub fn new(format: &'a Format, window: Option<&'a Window>, bad: &BadLineSink) -> Self {
+        LineLoop {
+            format,
+            window,
+            keep_bad: bad.wants_lines(),
+        }
+    }
+
     /// Whether `rec` falls in the window (no window: always). A line without a time is
     /// outside any window.
     #[inline]

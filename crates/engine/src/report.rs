@@ -149,11 +149,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
     let job = ReportJob {
-        lines: LineLoop {
-            format: &format,
-            window: window.as_ref(),
-            keep_bad: bad.wants_lines(),
-        },
+        lines: LineLoop::new(&format, window.as_ref(), &bad),
         by: opts.by,
         zone: &opts.zone,
         client: format.role(Role::Client),

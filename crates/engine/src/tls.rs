@@ -111,11 +111,7 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
     let job = TlsJob {
-        lines: LineLoop {
-            format: &format,
-            window: window.as_ref(),
-            keep_bad: bad.wants_lines(),
-        },
+        lines: LineLoop::new(&format, window.as_ref(), &bad),
         mode: opts.count,
         client: format.role(Role::Client),
         protocol: format.role(Role::TlsProtocol),

@@ -95,11 +95,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
     let job = WhatifJob {
-        lines: LineLoop {
-            format: &format,
-            window: window.as_ref(),
-            keep_bad: bad.wants_lines(),
-        },
+        lines: LineLoop::new(&format, window.as_ref(), &bad),
         client: format.role(Role::Client),
         user_agent: format.role(Role::UserAgent),
         protocol: format.role(Role::TlsProtocol),

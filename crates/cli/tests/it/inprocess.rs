@@ -40,14 +40,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
 }
 
 fn binary_json(dir: &Path, args: &[&str]) -> Value {
-    let o = util::tlsgap()
-        .current_dir(dir)
-        .env("TZ", "UTC")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{args:?}: {}", util::stderr(&o));
-    util::json(&o)
+    serde_json::from_str(&util::stdout_in(dir, args)).unwrap()
 }
 
 #[test]

@@ -50,16 +50,8 @@ fn shape(v: &Value) -> String {
     out.into_iter().collect::<Vec<_>>().join("\n") + "\n"
 }
 
-/// `tlsgap ARGS` in `dir`; exit code 0 required; stdout.
 fn run_in(dir: &Path, args: &[&str]) -> String {
-    let o = util::tlsgap()
-        .current_dir(dir)
-        .env("TZ", "UTC")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{args:?}: {}", util::stderr(&o));
-    util::stdout(&o)
+    util::stdout_in(dir, args)
 }
 
 fn run(args: &[&str]) -> String {
@@ -98,6 +90,24 @@ fn auth_args<'a>(format: &'a str, fmt: &'a str, htpasswd: bool) -> Vec<&'a str> 
     a.extend(["--log", "access.log", "--log-format", fmt, "--traces"]);
     a.extend(TRACES);
     a
+}
+
+/// A temporary directory with `ds/`, the sample exported as a dataset.
+fn dataset() -> tempfile::TempDir {
+    let tmp = util::tempdir();
+    let sample = util::repo_root().join(SAMPLE);
+    let args = [
+        "export",
+        "-j1",
+        "--format",
+        "parquet",
+        "--partition-by",
+        "date",
+    ];
+    let mut args = args.to_vec();
+    args.extend(["--host", "web1", "-o", "ds", sample.to_str().unwrap()]);
+    run_in(tmp.path(), &args);
+    tmp
 }
 
 #[test]
@@ -145,23 +155,7 @@ fn json_key_sets() {
     let first: Value = serde_json::from_str(export.lines().next().unwrap()).unwrap();
     insta::assert_snapshot!("json_export_row", shape(&first));
 
-    let tmp = util::tempdir();
-    run_in(
-        tmp.path(),
-        &[
-            "export",
-            "-j1",
-            "--format",
-            "parquet",
-            "--partition-by",
-            "date",
-            "--host",
-            "web1",
-            "-o",
-            "ds",
-            util::repo_root().join(SAMPLE).to_str().unwrap(),
-        ],
-    );
+    let tmp = dataset();
     insta::assert_snapshot!(
         "json_merge",
         json_shape(tmp.path(), &["merge", "--format", "json", "ds"])
@@ -196,21 +190,7 @@ fn tables() {
         .output()
         .unwrap();
     insta::assert_snapshot!("check_status_line", util::stdout(&o));
-    let tmp = util::tempdir();
-    run_in(
-        tmp.path(),
-        &[
-            "export",
-            "-j1",
-            "--format",
-            "parquet",
-            "--partition-by",
-            "date",
-            "-o",
-            "ds",
-            util::repo_root().join(SAMPLE).to_str().unwrap(),
-        ],
-    );
+    let tmp = dataset();
     insta::assert_snapshot!("table_merge", run_in(tmp.path(), &["merge", "ds"]));
 }
 

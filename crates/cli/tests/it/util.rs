@@ -295,6 +295,18 @@ pub fn real_format(log_name: &str) -> String {
     formats[log_name].as_str().unwrap().to_string()
 }
 
+/// `tlsgap ARGS` in `dir` with `TZ=UTC`; exit code 0 required; its stdout.
+pub fn stdout_in(dir: &Path, args: &[&str]) -> String {
+    let o = tlsgap()
+        .current_dir(dir)
+        .env("TZ", "UTC")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
 /// Run `tlsgap ARGS` in `dir` and require exit code 0.
 pub fn run_ok_in(dir: &Path, args: &[&str]) -> Output {
     let o = tlsgap().current_dir(dir).args(args).output().unwrap();
