@@ -1,9 +1,10 @@
-//! `tlsgap_auth::parse` on arbitrary bytes: never a panic, every line accounted for,
-//! and no entry's `Debug` shows its stored hash.
+//! `tlsgap_auth::parse` and `find_hash` on arbitrary bytes: never a panic, every line
+//! accounted for, no entry's `Debug` shows its stored hash, and a found hash's work
+//! factor is reported only when the text showed it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tlsgap_auth::{parse, Entry};
+use tlsgap_auth::{find_hash, parse, Entry};
 
 /// The stored hash of the entry from `line` (1-based), as `parse` cuts it: the
 /// trimmed line's field after the first `:`, up to a second `:`.
@@ -33,6 +34,10 @@ fn occurrences(haystack: &str, needle: &str) -> usize {
 }
 
 fuzz_target!(|data: &[u8]| {
+    if let Some(found) = find_hash(data) {
+        assert_eq!(found.work().is_some(), found.work_shown);
+        let _ = found.scheme.to_string();
+    }
     let file = parse(data);
 
     // Every non-blank, non-comment line ends up in exactly one of the two lists,

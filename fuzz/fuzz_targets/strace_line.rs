@@ -6,7 +6,8 @@ use std::borrow::Cow;
 
 use libfuzzer_sys::fuzz_target;
 use tlsgap_parser::strace::{
-    args, decoration_path, fd_arg, inner, parse_line, quoted, split_glued, Body,
+    args, decoration_path, escape_at, fd_arg, inner, parse_line, quoted, split_glued,
+    unescape_into, Body,
 };
 
 fn inside(part: &[u8], whole: &[u8]) -> bool {
@@ -39,6 +40,15 @@ fn helpers(arg: &[u8], depth: u8) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    // The one decoder of strace strings: never longer than its input, and each escape
+    // spans 1 to 4 bytes.
+    let mut out = Vec::new();
+    unescape_into(data, &mut out);
+    assert!(out.len() <= data.len());
+    for (i, _) in data.iter().enumerate().filter(|(_, &b)| b == b'\\') {
+        let (_, len) = escape_at(data, i);
+        assert!((1..=4).contains(&len) && i + len <= data.len());
+    }
     for line in std::iter::once(data).chain(data.split(|&b| b == b'\n')) {
         if let Some((head, msg)) = split_glued(line) {
             assert_eq!(head.len() + msg.len(), line.len());

@@ -1,6 +1,6 @@
 //! The `tlsgap` command-line tool: clap definitions, flags turned into the engine's
 //! options, one analysis call per command, and the emitters. `main.rs` only calls
-//! [`run`]; the work is done by `tlsgap-engine`.
+//! [`run()`]; the work is done by `tlsgap-engine`.
 
 pub mod auth_cmd;
 pub mod check_cmd;

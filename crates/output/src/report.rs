@@ -1,10 +1,10 @@
 //! The nightly report (`tlsgap report`) rendered: one self-contained HTML page, and a
 //! plain-text version for cron mail.
 //!
-//! One pass over the logs collects, per block, the protocol/cipher distribution
-//! ([`TlsAgg`]), the what-if evidence ([`WhatifAgg`]), requests per period and protocol
+//! `tlsgap_engine::report` collects, in one pass over the logs, the protocol/cipher
+//! distribution, the what-if evidence, requests per period and protocol
 //! ([`Trend`]), line counts and, when `--htpasswd`/`--traces` are given, the auth
-//! evidence. The page then shows: `#distribution`, `#trend`, `#verdicts`, `#whatif`
+//! evidence; this module renders them. The page shows: `#distribution`, `#trend`, `#verdicts`, `#whatif`
 //! (the three Mozilla profiles), `#malformed` and `#auth`.
 //!
 //! # Escaping
