@@ -12,7 +12,34 @@ use tlsgap_output::file as output;
 use tlsgap_output::report::{render, ReportData};
 
 use crate::cli::ReportArgs;
-use crate::run::{Exit, LogRun};
+use crate::run::{note, Exit, LogRun};
+use std::path::PathBuf;
+use tlsgap_engine::input::{sniff, Content};
+
+/// `--traces` takes several values, so the access logs a shell glob or a hurried
+/// command line puts after it (`--traces trace.* access.log`) land there too. An
+/// access log among the traces (by its content) is read as one, with a warning,
+/// instead of leaving the report to read standard input.
+fn split_off_logs(traces: Vec<PathBuf>, log: &mut LogRun) -> Vec<String> {
+    let mut kept = Vec::new();
+    for t in traces {
+        let name = t.to_string_lossy().into_owned();
+        if sniff(&name, &log.opts.log_format) != Content::AccessLog {
+            kept.push(name);
+            continue;
+        }
+        note(&format!(
+            "warning: {}: an access log, not strace output: read as an access log \
+             (name the logs before --traces, or after --)",
+            name
+        ));
+        if log.opts.inputs == ["-"] {
+            log.opts.inputs.clear();
+        }
+        log.opts.inputs.push(name);
+    }
+    kept
+}
 
 /// Run `tlsgap report`.
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
@@ -35,12 +62,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let by: Period = by.into();
     // The zone of the periods: `--tz`, else the local one.
     let zone = crate::run::zone(log.tz.as_deref())?;
+    let mut log = log;
+    let traces = split_off_logs(traces, &mut log);
     let auth = (htpasswd.is_some() || !traces.is_empty()).then(|| AuthOptions {
         htpasswd,
-        traces: traces
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
+        traces,
         ..AuthOptions::default()
     });
     let opts = ReportOptions {

@@ -189,3 +189,65 @@ pub fn describe_read_error(input: &Input, err: &io::Error, bytes_before: u64) ->
         ),
     }
 }
+
+/// What an input holds, judged from its first lines (decompressed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// strace output: most sampled lines are system calls, signals or exits.
+    Strace,
+    /// An access log: a known log format fits most sampled lines.
+    AccessLog,
+    /// Neither, empty, or unreadable.
+    Unknown,
+}
+
+/// Read up to 64 KiB (at most 50 lines) of the file `name` (not `-`: standard input
+/// cannot be read twice) and say whether it is strace output or an access log (in
+/// `log_format`, as `--log-format` takes it, or a preset when it is `auto`). For
+/// telling apart the files a shell glob put after a flag that takes several values.
+pub fn sniff(name: &str, log_format: &str) -> Content {
+    if name == "-" {
+        return Content::Unknown;
+    }
+    let Ok(input) = Input::open(name) else {
+        return Content::Unknown;
+    };
+    let mut head = Vec::new();
+    if input.take(64 * 1024).read_to_end(&mut head).is_err() && head.is_empty() {
+        return Content::Unknown;
+    }
+    let lines: Vec<&[u8]> = head
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .take(50)
+        .collect();
+    if lines.is_empty() {
+        return Content::Unknown;
+    }
+    let traced = lines
+        .iter()
+        .filter(|l| tlsgap_parser::strace::parse_line(l).is_ok())
+        .count();
+    if traced * 2 > lines.len() {
+        return Content::Strace;
+    }
+    let fits = if log_format == "auto" {
+        tlsgap_parser::detect::detect(&lines).map_or(0, |d| d.parsed)
+    } else {
+        let Ok(format) = tlsgap_parser::Format::compile(log_format) else {
+            return Content::Unknown;
+        };
+        let mut parser = tlsgap_parser::LineParser::new(&format);
+        let mut rec = tlsgap_parser::Record::new(&format);
+        lines
+            .iter()
+            .filter(|l| parser.parse(l, &mut rec).is_ok())
+            .count()
+    };
+    if fits * 2 > lines.len() {
+        Content::AccessLog
+    } else {
+        Content::Unknown
+    }
+}

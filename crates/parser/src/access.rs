@@ -605,12 +605,18 @@ fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
 }
 
 /// Whether a field may end at a later delimiter than the first one: raw-capable
-/// fields, and unquoted free text (an Apache/nginx user name may hold spaces and ` [`,
-/// which neither server escapes).
+/// fields, unquoted free text (an Apache/nginx user name may hold spaces and ` [`,
+/// which neither server escapes), and a token before a `:` (a host before its port:
+/// `%v:%p` or `$host:$server_port` with an IPv6 host, `2001:db8::1:443`, ends at the
+/// colon after which the rest of the line fits, which is the last one of the pair).
 fn retryable(field: &Field, next: Option<&[u8]>) -> bool {
     match next {
         None => false,
-        Some(lit) => field.raw_ok || (field.kind == Kind::Text && lit.first() != Some(&b'"')),
+        Some(lit) => {
+            field.raw_ok
+                || (field.kind == Kind::Text && lit.first() != Some(&b'"'))
+                || (field.kind == Kind::Token && lit.first() == Some(&b':'))
+        }
     }
 }
 
@@ -713,6 +719,30 @@ mod tests {
         let fmt = r#"%h "%{SSL_CLIENT_S_DN}x" %>s"#;
         let v = parse(fmt, br#"192.0.2.7 "CN=a "quoted" name,O=x" 200"#).unwrap();
         assert_eq!(v[1].as_deref(), Some(&br#"CN=a "quoted" name,O=x"#[..]));
+    }
+
+    #[test]
+    fn ipv6_host_before_its_port_splits_at_the_last_colon() {
+        let tail = b" 192.0.2.1 - - [23/Oct/2025:11:08:24 +0300] \"GET / HTTP/1.1\" 200 5";
+        let fmt = "%v:%p %h %l %u %t \"%r\" %>s %b";
+        for (host, port) in [
+            ("2001:db8::1", "443"),
+            ("[2001:db8::1]", "8443"),
+            ("::1", "443"),
+            ("www.example.org", "443"),
+        ] {
+            let mut line = format!("{host}:{port}").into_bytes();
+            line.extend_from_slice(tail);
+            let got = parse(fmt, &line).unwrap_or_else(|e| panic!("{host}: {e:?}"));
+            assert_eq!(got[0].as_deref(), Some(host.as_bytes()));
+            assert_eq!(got[1].as_deref(), Some(port.as_bytes()));
+        }
+        let nginx = "log_format x '$host:$server_port $remote_addr';";
+        let got = parse(nginx, b"2001:db8::7:80 2001:db8::9").unwrap();
+        assert_eq!(got[0].as_deref(), Some(&b"2001:db8::7"[..]));
+        assert_eq!(got[1].as_deref(), Some(&b"80"[..]));
+        // A port that is not a number is still an error.
+        assert!(parse(fmt, b"2001:db8::1:http 192.0.2.1 - - [x] \"GET\" 200 5").is_err());
     }
 
     #[test]

@@ -685,3 +685,63 @@ fn trend_periods_follow_tz_and_by() {
         "{sofia}"
     );
 }
+
+/// `--traces` takes several values: an access log after the traces (a shell glob, a
+/// hurried command line) is recognised by its content and read as the log, with a
+/// warning, instead of the report reading an empty standard input and saying nothing.
+#[test]
+fn an_access_log_after_traces_is_read_as_the_log() {
+    let dir = util::repo_root().join("testdata/auth/real");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let fmt = m["log_format"].as_str().unwrap();
+    let traces = [
+        "traces/trace.5693",
+        "traces/trace.5694",
+        "traces/trace.5695",
+    ];
+    let report = |args: &[&str]| {
+        let o = util::tlsgap()
+            .current_dir(&dir)
+            .env("TZ", "UTC")
+            .args([
+                "report",
+                "--text",
+                "--log-format",
+                fmt,
+                "--htpasswd",
+                "htpasswd",
+            ])
+            .args(args)
+            .write_stdin("")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", util::stderr(&o));
+        o
+    };
+    let mut after = vec!["--traces"];
+    after.extend(traces);
+    after.push("access.log");
+    let mut before = vec!["access.log", "--traces"];
+    before.extend(traces);
+    let swallowed = report(&after);
+    let plain = report(&before);
+    assert!(
+        util::stderr(&swallowed).contains("access.log: an access log, not strace output"),
+        "{}",
+        util::stderr(&swallowed)
+    );
+    assert!(!util::stderr(&plain).contains("not strace output"));
+    let lines = |o: &std::process::Output| {
+        util::stdout(o)
+            .lines()
+            .find(|l| l.starts_with("lines:"))
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        lines(&swallowed),
+        "lines: 138 read, 138 parsed, 0 malformed"
+    );
+    assert_eq!(lines(&swallowed), lines(&plain));
+}
