@@ -111,6 +111,12 @@ REQUEST_PAUSE = 0.02  # seconds between requests: keeps them apart in the traces
 LOG_FORMAT = ('%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i" '
               "%{SSL_PROTOCOL}x %{SSL_CIPHER}x %P "
               "%{begin:sec}t.%{begin:usec_frac}t %D")
+# --classic: what most operators have. The access log is plain combinedssl (no %P, no
+# %D); the ground truth comes from a second log (truth.log, the format above) that
+# tlsgap is not given.
+CLASSIC = False
+CLASSIC_LOG_FORMAT = ('%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" '
+                      "%{SSL_PROTOCOL}x %{SSL_CIPHER}x")
 LOG_RE = re.compile(
     r'^(?P<client>\S+) (?P<ident>\S+) (?P<user>\S+) \[(?P<time>[^\]]+)\] '
     r'"(?P<request>[^"]*)" (?P<status>\d{3}) (?P<bytes>\S+) "(?P<referer>[^"]*)" '
@@ -276,8 +282,13 @@ def apache_conf(d, www, htp, cert, key, port, as_root):
     L += apache_docroot(www)
     L += apache_basic_auth(PROTECTED, "TlsgapWiki", htp)
     L += ["SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
-          apache_logformat(LOG_FORMAT, "tlsgap"),
-          "CustomLog %s/access.log tlsgap" % d]
+          apache_logformat(LOG_FORMAT, "tlsgap")]
+    if CLASSIC:
+        L += [apache_logformat(CLASSIC_LOG_FORMAT, "combinedssl_classic"),
+              "CustomLog %s/access.log combinedssl_classic" % d,
+              "CustomLog %s/truth.log tlsgap" % d]
+    else:
+        L += ["CustomLog %s/access.log tlsgap" % d]
     L += apache_ssl_vhost(port, [(cert, key)])
     return write_conf(os.path.join(d, "httpd.conf"), L)
 
@@ -988,7 +999,11 @@ def generate(args, outdir, tools, as_root):
     started = time.time()
     notes = []
     tmp = None
-    flags = ["-ff", "-ttt", "-T", "-yy", "-s", "256" if args.small else "4096"]
+    if CLASSIC:
+        # `strace -tt -ff -o trace -p ...`: local time of day, strace's default -s 32.
+        flags = ["-ff", "-tt"]
+    else:
+        flags = ["-ff", "-ttt", "-T", "-yy", "-s", "256" if args.small else "4096"]
     try:
         os.makedirs(outdir, exist_ok=True)
         # a run that fails half-way must not leave an old manifest describing it
@@ -1051,13 +1066,15 @@ def generate(args, outdir, tools, as_root):
         finally:
             sess.stop()
         d = sess.dir()
-        for name in ("access.log", "error.log", "httpd.conf"):
+        for name in ("access.log", "error.log", "httpd.conf") + (
+                ("truth.log",) if CLASSIC else ()):
             try:
                 shutil.copyfile(os.path.join(d, name), os.path.join(outdir, name))
             except OSError as e:
                 raise Fail("copying %s: %s" % (name, e))
         shutil.copyfile(htp, os.path.join(outdir, "htpasswd"))
-        nlines, log_tz = join_access_log(reqs, os.path.join(outdir, "access.log"))
+        nlines, log_tz = join_access_log(
+            reqs, os.path.join(outdir, "truth.log" if CLASSIC else "access.log"))
         tdir = sess.traces_dir()
         files = sorted(os.path.join(tdir, n) for n in os.listdir(tdir)
                        if re.fullmatch(r"trace\.\d+", n))
@@ -1109,7 +1126,7 @@ def generate(args, outdir, tools, as_root):
         manifest = {
             "schema": SCHEMA,
             "generator": "scripts/real-auth.py",
-            "mode": "small" if args.small else "full",
+            "mode": "classic" if CLASSIC else "small" if args.small else "full",
             "created_unix": started,
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(finished)),
@@ -1117,16 +1134,18 @@ def generate(args, outdir, tools, as_root):
             "utc_offset": utc_offset(gmtoff),
             "utc_offset_seconds": gmtoff,
             "access_log_tz": log_tz,
-            "trace_tz": None,
-            "trace_timestamps": "ttt",
+            "trace_tz": utc_offset(gmtoff) if CLASSIC else None,
+            "trace_timestamps": "tt" if CLASSIC else "ttt",
             "versions": versions(tools),
             "paths": {"access_log": "access.log", "error_log": "error.log",
                       "htpasswd": "htpasswd", "traces_dir": "traces",
                       "config": "httpd.conf", "readme": "README.md"},
             "paths_at_creation": {"outdir": outdir, "server_root": sess.dir(),
                                   "docroot": www, "htpasswd": htp, "traces_dir": tdir},
-            "log_format": LOG_FORMAT,
-            "log_regex": LOG_RE.pattern,
+            "log_format": CLASSIC_LOG_FORMAT if CLASSIC else LOG_FORMAT,
+            "log_regex": None if CLASSIC else LOG_RE.pattern,
+            "truth_log": {"path": "truth.log", "log_format": LOG_FORMAT,
+                          "log_regex": LOG_RE.pattern} if CLASSIC else None,
             "apache": {
                 "version": first_line(run([tools["apache2"], "-v"], step="apache2 -v")
                                       .stdout.decode()).replace("Server version: ", ""),
@@ -1142,7 +1161,7 @@ def generate(args, outdir, tools, as_root):
                 "argv": ["strace"] + [rel(x, outdir) if x == sess.trace_base() else x
                                       for x in sess.cmd[1:]],
                 "attach_mode": sess.mode,
-                "string_limit": int(flags[-1]),
+                "string_limit": int(flags[flags.index("-s") + 1]) if "-s" in flags else 32,
                 "files": [rel(f, outdir) for f in files],
                 "output": "per-pid",
             },
@@ -1175,7 +1194,8 @@ def generate(args, outdir, tools, as_root):
             "self_check": {"ok": not notes, "notes": notes},
         }
         write_manifest(os.path.join(outdir, "manifest.json"), manifest)
-        write_readme(outdir, manifest, args.small)
+        if not CLASSIC:
+            write_readme(outdir, manifest, args.small)
         for n in notes:
             log("warning: " + n)
         size = sum(os.path.getsize(os.path.join(r, fn))
@@ -1214,8 +1234,14 @@ def main():
     ap.add_argument("--apache-mode", choices=["auto", "attach", "launch"], default="auto",
                     help="attach strace to running workers (needs CAP_SYS_PTRACE), "
                          "start Apache under strace, or try attach then launch")
+    ap.add_argument("--classic", action="store_true",
+                    help="the capture most operators make: strace -tt -ff (default -s 32) "
+                         "attached to the workers, and a plain combinedssl access log "
+                         "(ground truth in truth.log, which tlsgap is not given)")
     args = ap.parse_args()
     outdir = os.path.abspath(args.outdir)
+    global CLASSIC
+    CLASSIC = args.classic
 
     if args.check_only:
         bad = check_manifest(outdir)

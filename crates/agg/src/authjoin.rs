@@ -77,15 +77,19 @@ pub struct Request {
     pub kind: PathKind,
 }
 
-/// An access-log line a worker wrote, seen in a trace (`write(fd, "127.0.0.1 - bob [..."`).
+/// An access-log line a worker wrote, seen in a trace (`write(fd, "127.0.0.1 - bob [..."`),
+/// whole or as strace cut it (`-s 32` by default).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogWrite {
     /// The writing thread.
     pub pid: u32,
     /// When, on the trace's clock (see [`AuthGap::start`]).
     pub at: i64,
-    /// The user field of the written line.
-    pub user: String,
+    /// The user field of the written line (`-` for none); `None` when strace cut the
+    /// string before the user field ended.
+    pub user: Option<String>,
+    /// With `user` cut off: a `-s` that would show it.
+    pub string_limit: Option<usize>,
 }
 
 /// An `auth` gap from the strace analysis.
@@ -215,6 +219,9 @@ pub struct Attribution {
     pub by_time: u64,
     /// Not attributed.
     pub unattributed: u64,
+    /// Of the unattributed: the worker's next log write was cut by strace's `-s`
+    /// before the user name.
+    pub user_cut_off: u64,
 }
 
 /// `tlsgap auth --format json`.
@@ -266,12 +273,22 @@ fn date_of(us: i64, offset: i16) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Attribute `gap` to a user; the second value names the method.
+/// Why a gap was not tied to a user.
+enum Unattributed {
+    /// No evidence names the request.
+    NoEvidence,
+    /// The worker's log write was cut before the user; `-s` this large shows it.
+    Cut(Option<usize>),
+}
+
+/// Attribute `gap` to a user; the second value names the method. `same_pid` holds the
+/// starts of every auth gap of the gap's thread, sorted.
 fn attribute(
     gap: &AuthGap,
+    same_pid: &[i64],
     requests: &[Request],
     writes: &[LogWrite],
-) -> Option<(String, &'static str)> {
+) -> Result<(String, &'static str), Unattributed> {
     const SLACK_US: i64 = 50_000;
     let window = |r: &Request| -> Option<(i64, i64)> {
         let b = r.begin_us?;
@@ -284,16 +301,27 @@ fn attribute(
             r.pid == Some(gap.pid) && window(r).is_some_and(|(a, b)| a <= mid && mid <= b)
         });
         if let Some(u) = by_pid.and_then(|r| r.user.clone()) {
-            return Some((u, "pid_and_time"));
+            return Ok((u, "pid_and_time"));
         }
     }
+    // The thread's next log write is the request that paid for the gap, unless the
+    // thread verified another password (a later gap) before writing it.
+    let next_gap = same_pid
+        .iter()
+        .copied()
+        .find(|&start| start > gap.start)
+        .unwrap_or(i64::MAX);
     let next_write = writes
         .iter()
         .filter(|w| w.pid == gap.pid && w.at >= gap.end && w.at - gap.end <= 30_000_000)
+        .filter(|w| w.at < next_gap)
         .min_by_key(|w| w.at);
+    let mut cut = None;
     if let Some(w) = next_write {
-        if w.user != "-" {
-            return Some((w.user.clone(), "log_write"));
+        match &w.user {
+            Some(u) if u != "-" => return Ok((u.clone(), "log_write")),
+            Some(_) => {}
+            None => cut = Some(w.string_limit),
         }
     }
     if let (Some(s), Some(e)) = (gap.epoch_start, gap.epoch_end) {
@@ -306,10 +334,13 @@ fn attribute(
         users.sort();
         users.dedup();
         if let [only] = users.as_slice() {
-            return Some(((*only).clone(), "time"));
+            return Ok(((*only).clone(), "time"));
         }
     }
-    None
+    Err(match cut {
+        Some(limit) => Unattributed::Cut(limit),
+        None => Unattributed::NoEvidence,
+    })
 }
 
 /// Join the evidence into the ranked report.
@@ -399,9 +430,16 @@ pub fn join(ev: &Evidence) -> AuthReport {
     let mut attribution = Attribution::default();
     if let Some(gaps) = &ev.gaps {
         evidence.push("traces");
+        let mut starts: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
         for g in gaps {
-            match attribute(g, requests, &ev.writes) {
-                Some((u, how)) => {
+            starts.entry(g.pid).or_default().push(g.start);
+        }
+        starts.values_mut().for_each(|v| v.sort_unstable());
+        let mut cut_limit: Option<usize> = None;
+        for g in gaps {
+            let same_pid = starts.get(&g.pid).map_or(&[][..], Vec::as_slice);
+            match attribute(g, same_pid, requests, &ev.writes) {
+                Ok((u, how)) => {
                     match how {
                         "pid_and_time" => attribution.by_pid_and_time += 1,
                         "log_write" => attribution.by_log_write += 1,
@@ -409,14 +447,29 @@ pub fn join(ev: &Evidence) -> AuthReport {
                     }
                     users.entry(u).or_default().gaps.push(g.seconds);
                 }
-                None => attribution.unattributed += 1,
+                Err(why) => {
+                    attribution.unattributed += 1;
+                    if let Unattributed::Cut(limit) = why {
+                        attribution.user_cut_off += 1;
+                        cut_limit = cut_limit.max(limit);
+                    }
+                }
             }
         }
-        if attribution.unattributed > 0 {
+        if attribution.user_cut_off > 0 {
             notes.push(format!(
-                "{} auth gaps could not be tied to a user (give the access log with %P and \
-                 %D, or trace with -s 256 or more so the worker's log write shows)",
-                attribution.unattributed
+                "{} auth gaps: the worker's next access-log write was cut by strace's \
+                 string limit before the user name; trace with -s {} (or more) to see it",
+                attribution.user_cut_off,
+                cut_limit.unwrap_or(256)
+            ));
+        }
+        let no_evidence = attribution.unattributed - attribution.user_cut_off;
+        if no_evidence > 0 {
+            notes.push(format!(
+                "{no_evidence} auth gaps could not be tied to a user: no access-log write \
+                 of the same worker followed them before its next password check, and no \
+                 access-log line (with %P and %D) covers them"
             ));
         }
     }
@@ -614,6 +667,45 @@ mod tests {
     }
 
     #[test]
+    fn a_log_write_pays_only_for_the_gap_just_before_it() {
+        let gap = |s: i64, e: i64| AuthGap {
+            pid: 5,
+            start: s,
+            end: e,
+            epoch_start: None,
+            epoch_end: None,
+            seconds: (e - s) as f64 / 1e6,
+            detail: None,
+            at: "t:1".into(),
+        };
+        let write = |at: i64, user: Option<&str>| LogWrite {
+            pid: 5,
+            at,
+            user: user.map(str::to_string),
+            string_limit: user.is_none().then_some(64),
+        };
+        let ev = Evidence {
+            // Two checks before one write: only the second is that request's; then a
+            // gap whose write was cut before the user name.
+            gaps: Some(vec![
+                gap(1_000_000, 1_300_000),
+                gap(2_000_000, 2_300_000),
+                gap(5_000_000, 5_300_000),
+            ]),
+            writes: vec![write(2_400_000, Some("bob")), write(5_400_000, None)],
+            threshold_seconds: 0.05,
+            ..Evidence::default()
+        };
+        let r = join(&ev);
+        assert_eq!(r.attribution.by_log_write, 1);
+        assert_eq!(r.attribution.unattributed, 2);
+        assert_eq!(r.attribution.user_cut_off, 1);
+        assert_eq!(r.users.len(), 1);
+        assert_eq!(r.users[0].observed_gaps.map(|g| g.count), Some(1));
+        assert!(r.notes.iter().any(|n| n.contains("-s 64")), "{:?}", r.notes);
+    }
+
+    #[test]
     fn attribution_order_and_ranking() {
         let requests = vec![
             req(None, 7, 1_000_000, 1_000, PathKind::Page),
@@ -647,7 +739,8 @@ mod tests {
             writes: vec![LogWrite {
                 pid: 3,
                 at: 9_400_000,
-                user: "ghost".into(),
+                user: Some("ghost".into()),
+                string_limit: None,
             }],
             threshold_seconds: 0.05,
         };

@@ -10,7 +10,9 @@ use tlsgap_agg::authjoin::{
 use tlsgap_agg::gaps::{Cause, Clock, GapAnalyzer};
 use tlsgap_agg::LineStats;
 use tlsgap_auth::{AuthFileReport, MeasureOptions};
+use tlsgap_parser::format::{Item, Kind};
 use tlsgap_parser::strace::{self, Body, Stamp};
+use tlsgap_parser::TimeSpec;
 use tlsgap_parser::{Format, Record, Role};
 
 use crate::gaps::{analyzer_options, expand_inputs, feed};
@@ -85,6 +87,7 @@ pub fn read_logs(run: &RunOptions) -> Result<LogEvidence> {
         requests,
         failed: summary.input_failed(),
         stats: summary.stats,
+        user_slot: UserSlot::of(&format),
     })
 }
 
@@ -171,20 +174,160 @@ pub struct LogEvidence {
     pub stats: LineStats,
     /// Whether an input could not be read.
     pub failed: bool,
+    /// Where the user field is in the first bytes of a line of this format (to read
+    /// it from the workers' log writes in the traces).
+    pub user_slot: Option<UserSlot>,
 }
 
-/// The user field of an access-log line a worker wrote (`host ident user [...`).
-fn logged_user(line: &[u8]) -> Option<String> {
-    if !line.contains(&b'[') || !line.contains(&b'"') {
+/// Where `%u` sits in the first bytes of an access-log line, so that the user can be
+/// read from a worker's `write()` of its log line even when strace cut the string at
+/// 32 bytes (its default `-s`): after `before` space-separated fields (`%h %l %u`: 2,
+/// `%v %h %l %u`: 3), ended by ` [` when `%t` follows it, else by a space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserSlot {
+    before: usize,
+    bracket_after: bool,
+}
+
+impl UserSlot {
+    /// `%h %l %u %t ...`: common, combined, combinedssl and nginx's combined.
+    pub const COMBINED: UserSlot = UserSlot {
+        before: 2,
+        bracket_after: true,
+    };
+
+    /// The slot of `format`'s user field; `None` when it has none (`ssl_request`) or
+    /// when a field before it is not a plain space-separated one (a quoted request).
+    pub fn of(format: &Format) -> Option<UserSlot> {
+        let user = format.role(Role::User)?;
+        let mut before = 0;
+        let mut items = format.items.iter();
+        while let Some(item) = items.next() {
+            match item {
+                Item::Field(f) if *f == user => {
+                    let rest: Vec<&Item> = items.take(2).collect();
+                    let bracket_after = match rest.as_slice() {
+                        [Item::Lit(l), ..] if l.as_slice() == b" [" => true,
+                        [Item::Lit(l), Item::Field(t)] if l.as_slice() == b" " => matches!(
+                            format.fields.get(*t).map(|f| &f.kind),
+                            Some(Kind::Time(TimeSpec::Clf { brackets: true }))
+                        ),
+                        _ => false,
+                    };
+                    return Some(UserSlot {
+                        before,
+                        bracket_after,
+                    });
+                }
+                Item::Field(f) => {
+                    let kind = &format.fields.get(*f)?.kind;
+                    if !matches!(kind, Kind::Token | Kind::Int | Kind::Text) {
+                        return None;
+                    }
+                }
+                Item::Lit(l) if l.as_slice() == b" " => before += 1,
+                // `%v:%p` is one space-separated field.
+                Item::Lit(l) if !l.contains(&b' ') => {}
+                Item::Lit(_) => return None,
+            }
+        }
+        None
+    }
+}
+
+/// What a worker's write says about the user of the request it logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Logged {
+    /// The user field (`-` for none).
+    User(String),
+    /// A log line, cut by strace before the user field ended; `-s` this large would
+    /// show it.
+    Cut { string_limit: usize },
+}
+
+/// The user of the access-log line (or its cut beginning) in `bytes`; `None` when the
+/// bytes are not the beginning of an access-log line.
+fn logged_user(bytes: &[u8], cut: bool, slot: UserSlot) -> Option<Logged> {
+    let plain = |t: &[u8]| !t.is_empty() && t.iter().all(|&b| b.is_ascii_graphic() || b >= 0x80);
+    // An address or a name (`%h`, `%v`, `%v:%p`); a bracketed IPv6 address, not an
+    // error-log line's `[Tue Nov ...`.
+    let host_like = |t: &[u8]| match t.strip_prefix(b"[") {
+        Some(v6) => {
+            !v6.is_empty()
+                && v6
+                    .iter()
+                    .all(|&b| b.is_ascii_hexdigit() || b":.]%".contains(&b))
+        }
+        None => {
+            !t.is_empty()
+                && t.iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || b"._-:%".contains(&b))
+        }
+    };
+    // Strace's default -s is 32: suggest a limit that shows a user name of up to
+    // about 30 bytes after where it starts.
+    let limit = |start: usize| {
+        let want = (start + 40).max(bytes.len() + 1);
+        want.next_power_of_two().max(64)
+    };
+    let mut at = 0;
+    for k in 0..slot.before {
+        let rest = bytes.get(at..)?;
+        let Some(sp) = rest.iter().position(|&b| b == b' ') else {
+            let ok = if k == 0 { host_like(rest) } else { plain(rest) } || rest.is_empty();
+            return (cut && ok).then(|| Logged::Cut {
+                string_limit: limit(bytes.len()),
+            });
+        };
+        let token = rest.get(..sp)?;
+        let ok = if k == 0 {
+            host_like(token)
+        } else {
+            plain(token)
+        };
+        if !ok {
+            return None;
+        }
+        at += sp + 1;
+    }
+    let rest = bytes.get(at..)?;
+    let end = if slot.bracket_after {
+        rest.windows(2).position(|w| w == b" [")
+    } else {
+        rest.iter().position(|&b| b == b' ')
+    };
+    let Some(end) = end else {
+        let ok = rest.iter().all(|&b| b >= 0x20 && b != 0x7f) && rest.len() < 256;
+        return (cut && ok).then(|| Logged::Cut {
+            string_limit: limit(at),
+        });
+    };
+    let user = rest.get(..end)?;
+    if user.is_empty() || user.len() > 256 || user.iter().any(|&b| b < 0x20 || b == 0x7f) {
         return None;
     }
-    let mut it = line.split(|&b| b == b' ').filter(|t| !t.is_empty());
-    let (_host, _ident, user) = (it.next()?, it.next()?, it.next()?);
-    let next = it.next()?;
-    if !next.starts_with(b"[") {
-        return None;
+    if slot.bracket_after {
+        // `[` then the day of %t, or the cut.
+        match rest.get(end + 2) {
+            Some(b) if b.is_ascii_digit() => {}
+            None if cut => {}
+            _ => return None,
+        }
     }
-    Some(tlsgap_parser::lossless_text(user).into_owned())
+    Some(Logged::User(
+        tlsgap_parser::lossless_text(user).into_owned(),
+    ))
+}
+
+/// Whether the fd of a write (as `-y`/`-yy` decorate it) can be an access log: a file
+/// or a pipe (piped logs, rotatelogs); not a socket.
+fn may_be_log_fd(arg: &[u8]) -> bool {
+    match strace::fd_arg(arg) {
+        Some((_, Some(decoration))) => {
+            decoration.starts_with(b"/") || decoration.starts_with(b"pipe:")
+        }
+        _ => true,
+    }
 }
 
 fn clock_us(stamp: Stamp, day: i64) -> (i64, bool) {
@@ -196,10 +339,21 @@ fn clock_us(stamp: Stamp, day: i64) -> (i64, bool) {
 
 /// Finds the access-log lines traced workers wrote (`write`/`writev`/`pwrite64`),
 /// one trace at a time (`-t`/`-tt` stamps roll over at midnight).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct WriteScan {
     day: i64,
     last_tod: u64,
+    slot: UserSlot,
+}
+
+impl WriteScan {
+    fn new(slot: UserSlot) -> WriteScan {
+        WriteScan {
+            day: 0,
+            last_tod: 0,
+            slot,
+        }
+    }
 }
 
 impl WriteScan {
@@ -222,23 +376,32 @@ impl WriteScan {
             return;
         }
         let Some(pid) = t.pid.or(hint) else { return };
-        let user = strace::args(call.args)
+        let mut args = strace::args(call.args);
+        if !args.next().is_some_and(may_be_log_fd) {
+            return;
+        }
+        let logged = args
             .filter_map(|a| {
                 let inner = strace::inner(a).unwrap_or(a);
                 strace::args(inner)
                     .chain(std::iter::once(a))
                     .filter_map(|x| {
                         let x = x.strip_prefix(b"iov_base=").unwrap_or(x);
-                        strace::quoted(x).map(|(s, _)| s.into_owned())
+                        strace::quoted(x)
                     })
                     .next()
             })
-            .find_map(|s| logged_user(&s));
-        if let Some(user) = user {
+            .find_map(|(s, cut)| logged_user(&s, cut, self.slot));
+        if let Some(logged) = logged {
+            let (user, string_limit) = match logged {
+                Logged::User(u) => (Some(u), None),
+                Logged::Cut { string_limit } => (None, Some(string_limit)),
+            };
             out.push(LogWrite {
                 pid,
                 at: clock_us(stamp, self.day).0,
                 user,
+                string_limit,
             });
         }
     }
@@ -331,6 +494,19 @@ pub fn build_report(
         }
     };
 
+    // Without an access log, the workers' writes are read as the common formats'
+    // `%h %l %u [`.
+    let slot = match &logs {
+        None => Some(UserSlot::COMBINED),
+        Some(l) => l.user_slot,
+    };
+    if slot.is_none() && !args.traces.is_empty() {
+        notes.push(
+            "the log format's user field does not come after plain space-separated fields: \
+             the workers' log writes in the traces cannot name users"
+                .to_string(),
+        );
+    }
     let requests = logs.map(|l| {
         failed |= l.failed;
         if l.stats.malformed_total() > 0 {
@@ -353,9 +529,11 @@ pub fn build_report(
         let inputs: Vec<_> = names
             .iter()
             .map(|n| {
-                let mut scan = WriteScan::default();
+                let mut scan = slot.map(WriteScan::new);
                 feed(n, &mut analyzer, notes_out, |hint, line| {
-                    scan.line(hint, line, &mut writes)
+                    if let Some(scan) = scan.as_mut() {
+                        scan.line(hint, line, &mut writes);
+                    }
                 })
             })
             .collect();
@@ -432,16 +610,77 @@ pub fn build_report(
 mod tests {
     use super::*;
 
+    fn user(s: &str) -> Option<Logged> {
+        Some(Logged::User(s.to_string()))
+    }
+
     #[test]
-    fn logged_user_from_clf_bytes() {
+    fn logged_user_from_whole_and_cut_writes() {
+        let c = UserSlot::COMBINED;
+        let whole = b"127.0.0.1 - mallory [21/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 5\n";
+        assert_eq!(logged_user(whole, false, c), user("mallory"));
+        // strace's default -s 32 cuts here: the user is whole, the time is not.
         assert_eq!(
-            logged_user(
-                b"127.0.0.1 - mallory [21/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 5\n"
-            )
-            .as_deref(),
-            Some("mallory")
+            logged_user(b"203.0.113.7 - sam [03/Mar/2026:1", true, c),
+            user("sam")
         );
-        assert_eq!(logged_user(b"GET / HTTP/1.1\r\nHost: x"), None);
+        assert_eq!(
+            logged_user(b"::1 - bc12user [24/Nov/2026:04:4", true, c),
+            user("bc12user")
+        );
+        assert_eq!(
+            logged_user(b"127.0.0.1 - - [24/Nov/2026:04:47", true, c),
+            user("-")
+        );
+        assert_eq!(
+            logged_user(b"127.0.0.1 - user with space [24/", true, c),
+            user("user with space")
+        );
+        // Cut inside or before the user: say so, with a -s that would show it.
+        assert_eq!(
+            logged_user(b"2001:db8:85a3::8a2e:370:7334 - bc", true, c),
+            Some(Logged::Cut { string_limit: 128 })
+        );
+        assert_eq!(
+            logged_user(b"2001:0db8:85a3:0000:0000:8a2e:037", true, c),
+            Some(Logged::Cut { string_limit: 128 })
+        );
+        // Not access-log lines: responses, TLS records, requests, error-log lines.
+        assert_eq!(
+            logged_user(b"HTTP/1.1 401 Unauthorized\r\nDate: ", true, c),
+            None
+        );
+        assert_eq!(logged_user(b"GET / HTTP/1.1\r\nHost: x", false, c), None);
+        assert_eq!(logged_user(b"\x17\x03\x03\x00\x35\x8a", true, c), None);
+        assert_eq!(
+            logged_user(b"[Mon Nov 24 04:47:01.1 2026] [a", true, c),
+            None
+        );
+        assert_eq!(logged_user(b"127.0.0.1 - bob", false, c), None);
+    }
+
+    #[test]
+    fn user_slot_of_formats() {
+        let slot = |f: &str| UserSlot::of(&Format::compile(f).unwrap());
+        assert_eq!(slot("combinedssl"), Some(UserSlot::COMBINED));
+        assert_eq!(slot("common"), Some(UserSlot::COMBINED));
+        let vhost = UserSlot {
+            before: 3,
+            bracket_after: true,
+        };
+        assert_eq!(slot("%v %h %l %u %t \"%r\" %>s %b"), Some(vhost));
+        assert_eq!(slot("%v:%p %h %l %u %t \"%r\" %>s %b"), Some(vhost));
+        assert_eq!(slot("ssl_request"), None);
+        assert_eq!(slot("%h \"%r\" %u %t"), None);
+        let c = vhost;
+        assert_eq!(
+            logged_user(b"www.example.org:443 ::1 - ann [2", true, c),
+            user("ann")
+        );
+        assert_eq!(
+            logged_user(b"www.example.org:443 10.0.0.1 - an", true, c),
+            Some(Logged::Cut { string_limit: 128 })
+        );
     }
 
     #[test]

@@ -209,6 +209,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
                 requests,
                 stats: summary.stats.clone(),
                 failed: false,
+                user_slot: auth::UserSlot::of(&format),
             });
             let outcome = auth::build_report(auth_opts, logs, &run.notes)?;
             auth_failed = outcome.failed;

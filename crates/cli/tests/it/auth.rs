@@ -442,3 +442,83 @@ fn traces_on_stdin_are_read_once() {
     assert_eq!(from_stdin["attribution"], from_file["attribution"]);
     assert_eq!(from_stdin["users"], from_file["users"]);
 }
+
+/// The classic capture, for real: Apache prefork with Basic auth over bcrypt users of
+/// costs 5, 10 and 12 (and {SHA}, MD5, crypt users), `strace -tt -ff -o trace -p ...`
+/// attached to its running workers with strace's default 32-byte strings, and a plain
+/// combinedssl access log (no %P, no %D). Every slow gap (bcrypt cost >= 10, wrong
+/// passwords included) is tied to its user through the worker's own 32-byte log
+/// write, none to a wrong user, and the per-user median gap matches the verification
+/// time measured against the same machine (`htpasswd -vb`).
+#[test]
+fn classic_capture_ties_every_slow_gap_to_its_user() {
+    let test = "classic_capture_ties_every_slow_gap_to_its_user";
+    if !util::server_test_enabled(
+        test,
+        &[
+            "strace", "apache2", "htpasswd", "curl", "openssl", "python3",
+        ],
+        "strace apache2 apache2-utils curl openssl python3",
+    ) {
+        return;
+    }
+    let dir = util::tempdir();
+    let out = dir.path().join("classic");
+    util::run_script(
+        "real-auth.py",
+        &[
+            std::ffi::OsStr::new("--classic"),
+            std::ffi::OsStr::new("--apache-mode"),
+            std::ffi::OsStr::new("attach"),
+            out.as_os_str(),
+        ],
+    );
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["strace"]["string_limit"], 32);
+    assert_eq!(m["trace_timestamps"], "tt");
+    let mut args = vec![
+        "--htpasswd".to_string(),
+        "htpasswd".into(),
+        "--log".into(),
+        "access.log".into(),
+        "--traces".into(),
+    ];
+    for f in m["strace"]["files"].as_array().unwrap() {
+        args.push(f.as_str().unwrap().to_owned());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let v = auth(&out, &args);
+    let a = &v["attribution"];
+    assert_eq!(a["unattributed"], 0, "{v}");
+    assert_eq!(a["user_cut_off"], 0, "{v}");
+    for u in v["users"].as_array().unwrap() {
+        let name = u["user"].as_str().unwrap();
+        let truth = &m["users"][name];
+        let gaps = &u["observed_gaps"];
+        if truth["cost"].as_u64().is_some_and(|c| c >= 10) {
+            // Every request of the user, 401s included, paid one verification.
+            assert_eq!(gaps["count"], truth["requests"]["total"], "{name}: {u}");
+            let want = truth["verify_seconds"].as_f64().unwrap();
+            let got = gaps["p50_seconds"].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 0.3 * want,
+                "{name}: median gap {got} s, verification {want} s"
+            );
+        } else {
+            // Fast schemes leave no gap of 10 ms: none may be tied to them.
+            assert!(gaps.is_null(), "{name}: {u}");
+        }
+    }
+    // Every output format, and no hash, salt or Authorization value in any of them.
+    for format in ["table", "csv"] {
+        let o = util::tlsgap()
+            .current_dir(&out)
+            .args(["auth", "--format", format])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        assert_no_secrets(&out, &(util::stdout(&o) + &util::stderr(&o)));
+    }
+}
