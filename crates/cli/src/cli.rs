@@ -268,8 +268,9 @@ pub struct AuthArgs {
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub traces: Vec<PathBuf>,
 
-    /// strace's UTC offset for -t/-tt traces (+02:00, -0500, UTC); default: the log's.
-    #[arg(long, value_name = "OFFSET")]
+    /// strace's zone for -t/-tt traces: an IANA zone (Europe/Berlin, follows
+    /// daylight-saving time) or an offset (+02:00, -0500, UTC); default: the log's offset.
+    #[arg(long, value_name = "ZONE")]
     pub trace_tz: Option<String>,
 
     /// Flag users whose verification takes longer than this many seconds per request.

@@ -407,6 +407,65 @@ impl WriteScan {
     }
 }
 
+/// strace's zone for `-t`/`-tt` stamps (strace prints the traced machine's local time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceTz {
+    /// A fixed offset, minutes east of UTC.
+    Offset(i16),
+    /// An IANA zone: the offset follows daylight-saving time.
+    Zone(chrono_tz::Tz),
+}
+
+impl TraceTz {
+    /// `--trace-tz`: an IANA zone (`Europe/Berlin`) or an offset (see [`parse_offset`]).
+    pub fn parse(s: &str) -> Result<TraceTz> {
+        if let Ok(tz) = s.parse::<chrono_tz::Tz>() {
+            return Ok(TraceTz::Zone(tz));
+        }
+        parse_offset(s).map(TraceTz::Offset).map_err(|_| {
+            crate::err!(
+                "--trace-tz {s:?}: use an IANA zone such as Europe/Berlin, or an offset \
+                 such as +02:00, -0500 or UTC"
+            )
+        })
+    }
+
+    /// The instant (µs since the epoch) of `local_us` µs after the local midnight that
+    /// begins the day of `anchor_us` (an instant) in this zone. A local time that
+    /// occurs twice (autumn) is the first; one that does not occur (spring) is read
+    /// with the offset before the change.
+    pub fn instant(self, anchor_us: i64, local_us: i64) -> i64 {
+        const DAY: i64 = 86_400_000_000;
+        match self {
+            TraceTz::Offset(minutes) => {
+                let off = i64::from(minutes) * 60_000_000;
+                (anchor_us + off).div_euclid(DAY) * DAY - off + local_us
+            }
+            TraceTz::Zone(tz) => {
+                use chrono::{Offset, TimeZone};
+                let at = |us: i64| tz.timestamp_micros(us).single();
+                let Some(anchor) = at(anchor_us) else {
+                    return anchor_us;
+                };
+                let off_us = |dt: chrono::DateTime<chrono_tz::Tz>| {
+                    i64::from(dt.offset().fix().local_minus_utc()) * 1_000_000
+                };
+                let midnight_local = (anchor_us + off_us(anchor)).div_euclid(DAY) * DAY;
+                let naive_us = midnight_local + local_us;
+                let naive =
+                    chrono::DateTime::from_timestamp_micros(naive_us).map(|d| d.naive_utc());
+                let local = |n: chrono::NaiveDateTime| tz.from_local_datetime(&n).earliest();
+                match naive.map(|n| (local(n), local(n - chrono::TimeDelta::hours(3)))) {
+                    Some((Some(dt), _)) => dt.timestamp_micros(),
+                    // Skipped by a spring change: the offset in force before it.
+                    Some((None, Some(before))) => naive_us - off_us(before),
+                    _ => naive_us - off_us(anchor),
+                }
+            }
+        }
+    }
+}
+
 /// Parse `+02:00`, `+0200`, `-5`, `UTC`/`Z` into minutes east of UTC.
 pub fn parse_offset(s: &str) -> Result<i16> {
     if s.eq_ignore_ascii_case("utc") || s == "Z" {
@@ -452,7 +511,7 @@ pub fn build_report(
             args.threshold
         );
     }
-    let trace_tz = args.trace_tz.as_deref().map(parse_offset).transpose()?;
+    let trace_tz = args.trace_tz.as_deref().map(TraceTz::parse).transpose()?;
     let mut failed = false;
     let mut notes = Vec::new();
 
@@ -558,13 +617,8 @@ pub fn build_report(
                     Clock::Unix => (Some(g.start_nanos / 1000), Some(g.end_nanos / 1000)),
                     Clock::TimeOfDay => match first {
                         Some((b, log_off)) => {
-                            let off = i64::from(trace_tz.unwrap_or(log_off)) * 60_000_000;
-                            let local_midnight =
-                                (b + off).div_euclid(86_400_000_000) * 86_400_000_000;
-                            (
-                                Some(local_midnight - off + start),
-                                Some(local_midnight - off + end),
-                            )
+                            let tz = trace_tz.unwrap_or(TraceTz::Offset(log_off));
+                            (Some(tz.instant(b, start)), Some(tz.instant(b, end)))
                         }
                         None => {
                             no_date = true;
@@ -689,6 +743,34 @@ mod tests {
         assert_eq!(parse_offset("-0530").unwrap(), -330);
         assert_eq!(parse_offset("UTC").unwrap(), 0);
         assert!(parse_offset("Europe/Sofia").is_err());
+    }
+
+    #[test]
+    fn trace_tz_zones_follow_daylight_saving_time() {
+        use chrono::TimeZone;
+        let berlin = TraceTz::parse("Europe/Berlin").unwrap();
+        assert_eq!(TraceTz::parse("+02:00").unwrap(), TraceTz::Offset(120));
+        assert!(TraceTz::parse("Mars/Olympus").is_err());
+        let utc = |y, mo, d, h, mi| {
+            chrono::Utc
+                .with_ymd_and_hms(y, mo, d, h, mi, 0)
+                .unwrap()
+                .timestamp_micros()
+        };
+        let hour = 3_600_000_000i64;
+        // A run that starts on 2026-03-28 (CET, +01:00) and crosses the spring change
+        // on the 29th at 02:00: 10:00 local on the 28th, 10:00 local on the 29th.
+        let anchor = utc(2026, 3, 28, 9, 30);
+        assert_eq!(berlin.instant(anchor, 10 * hour), utc(2026, 3, 28, 9, 0));
+        assert_eq!(berlin.instant(anchor, 34 * hour), utc(2026, 3, 29, 8, 0));
+        // A fixed offset does not move.
+        let plus1 = TraceTz::Offset(60);
+        assert_eq!(plus1.instant(anchor, 34 * hour), utc(2026, 3, 29, 9, 0));
+        // 02:30 on the 29th does not exist in Berlin: read with the offset before.
+        assert_eq!(
+            berlin.instant(anchor, 26 * hour + hour / 2),
+            utc(2026, 3, 29, 1, 30)
+        );
     }
 
     #[test]
