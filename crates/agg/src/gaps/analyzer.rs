@@ -593,7 +593,10 @@ impl Shared {
         slot.class = call_class(c.name, c.args);
         let ret = if cut { None } else { Some(c.ret.raw) };
         slot.set_call(c.args, ret, c.duration_ns);
-        let mut hash = hash_in(c.args, &mut self.scratch);
+        let mut hash = hash_in(c.args, &mut self.scratch).map(|mut h| {
+            h.only_entry = only_entry(c.args);
+            h
+        });
         if let (None, Some(r)) = (hash, ret) {
             hash = hash_in(r, &mut self.scratch);
         }

@@ -307,7 +307,7 @@ impl Shared {
             (GapKind::Gap, Cause::Cpu)
         };
         let detail = match cause {
-            Cause::Auth => iv.hash.map(|h| h.to_string()),
+            Cause::Auth => iv.hash.map(|h| h.gap_label()),
             _ => None,
         };
         let (res, res_kind) = if iv.inside_call {

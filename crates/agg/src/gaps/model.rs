@@ -110,6 +110,22 @@ pub struct HashInfo {
     pub scheme: Scheme,
     /// bcrypt cost or SHA-crypt `rounds=`, when printed.
     pub param: Option<u32>,
+    /// Whether it is the only entry of a read shown whole: then it is the entry that
+    /// was verified. A read cut by strace's `-s`, or one that shows several entries,
+    /// shows what comes first in the file, not whose password was checked.
+    pub only_entry: bool,
+}
+
+impl HashInfo {
+    /// The label of an `auth` gap: the scheme only when the trace shows it is the
+    /// verified entry's.
+    pub fn gap_label(&self) -> String {
+        if self.only_entry {
+            self.to_string()
+        } else {
+            format!("verified entry not shown; the read starts with {self}")
+        }
+    }
 }
 
 impl fmt::Display for HashInfo {

@@ -17,9 +17,27 @@ pub(super) fn find_hash(s: &[u8]) -> Option<(HashInfo, bool)> {
         let info = HashInfo {
             scheme: f.scheme,
             param: f.work(),
+            only_entry: false,
         };
         (info, f.plausible)
     })
+}
+
+/// Whether the first quoted string of `args` that holds a hash is shown whole (not cut
+/// by strace's `-s`) and holds one entry (one non-blank, non-comment line).
+pub(super) fn only_entry(args: &[u8]) -> bool {
+    let Some((text, cut)) = tlsgap_parser::strace::args(args)
+        .filter_map(tlsgap_parser::strace::quoted)
+        .find(|(t, _)| find_hash(t).is_some_and(|(_, plausible)| plausible))
+    else {
+        return false;
+    };
+    let entries = text
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
+        .count();
+    !cut && entries == 1
 }
 
 /// Whether a string (contents, decoded) is a secret.

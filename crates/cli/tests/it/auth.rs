@@ -510,6 +510,22 @@ fn classic_capture_ties_every_slow_gap_to_its_user() {
             assert!(gaps.is_null(), "{name}: {u}");
         }
     }
+    // The gaps themselves: no slow gap wears the scheme of the file's first entry
+    // ({SHA}), which is all a 32-byte read() of the htpasswd file shows.
+    let mut g = vec!["gaps", "--format", "json", "--min-gap", "0.03"];
+    g.extend(args.iter().skip(5).copied());
+    let gaps: Value = serde_json::from_str(&util::stdout_in(&out, &g)).unwrap();
+    let auth_gaps: Vec<&Value> = gaps["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["cause"] == "auth")
+        .collect();
+    assert_eq!(auth_gaps.len(), 40, "{gaps}");
+    for g in auth_gaps {
+        let detail = g["detail"].as_str().unwrap();
+        assert!(detail.starts_with("verified entry not shown"), "{detail}");
+    }
     // Every output format, and no hash, salt or Authorization value in any of them.
     for format in ["table", "csv"] {
         let o = util::tlsgap()
