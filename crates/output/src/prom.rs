@@ -6,7 +6,7 @@
 //!
 //! let mut agg = TlsAgg::new(CountMode::Requests);
 //! agg.add(None, Some(b"TLSv1.3"), Some(b"TLS_AES_128_GCM_SHA256"));
-//! let text = tlsgap::prom::render(&agg.report(&LineStats::default(), vec![]), None, 1.7e9);
+//! let text = tlsgap_output::prom::render(&agg.report(&LineStats::default(), vec![]), None, 1.7e9);
 //! assert!(text.contains(
 //!     "tlsgap_requests{protocol=\"TLSv1.3\",cipher=\"TLS_AES_128_GCM_SHA256\",verdict=\"recommended\"} 1\n"
 //! ));
