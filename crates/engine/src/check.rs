@@ -205,6 +205,13 @@ pub fn run(logs: Option<&RunOptions>, opts: &CheckOptions) -> CheckResult {
                 r.lines.total, r.lines.malformed
             ));
         }
+        if r.lines.parsed > 0 && r.lines.outside_window >= r.lines.parsed {
+            return unknown(format!(
+                "no line inside the time window ({} parsed lines, all outside it): the \
+                 log is stale or the window is wrong",
+                r.lines.parsed
+            ));
+        }
         let s = &r.summary;
         items.push(share_item(
             "legacy protocols",

@@ -49,7 +49,8 @@ pub fn analyzer_options(min_gap_seconds: f64, top: usize) -> Result<GapOptions> 
     })
 }
 
-/// Read every trace and analyze it. Errors: a bad minimum gap, or no trace readable.
+/// Read every trace and analyze it. Errors: a bad minimum gap, no trace readable, or
+/// no strace line in the inputs.
 pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
     let mut analyzer = GapAnalyzer::new(analyzer_options(opts.min_gap_seconds, opts.top)?);
     let names = expand_inputs(&opts.traces);
@@ -60,10 +61,21 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
     if inputs.iter().all(|i| i.error.is_some() && i.lines == 0) {
         return Err(crate::err!("no trace could be read").with_kind(crate::ErrorKind::NoInput));
     }
-    Ok(GapsOutcome {
-        report: analyzer.finish(),
-        inputs,
-    })
+    let report = analyzer.finish();
+    if report.lines.trace == 0 && inputs.iter().all(|i| i.error.is_none()) {
+        let shown: Vec<&str> = names
+            .iter()
+            .map(|n| if n == "-" { "stdin" } else { n })
+            .collect();
+        return Err(crate::err!(
+            "no strace output in {} ({} lines read, none a system call, signal or exit): \
+             give the files strace -o wrote, or its standard error",
+            shown.join(", "),
+            report.lines.total
+        )
+        .with_kind(crate::ErrorKind::NoInput));
+    }
+    Ok(GapsOutcome { report, inputs })
 }
 
 /// Expand trace arguments: none is standard input; a pattern with `*`, `?` or `[`

@@ -220,6 +220,18 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
     } else {
         Format::compile(&opts.log_format).map_err(|e| err!("--log-format: {e}"))?
     };
+    let opaque: Vec<&str> = format
+        .fields
+        .iter()
+        .filter(|f| f.opaque)
+        .map(|f| f.directive.as_str())
+        .collect();
+    if !opaque.is_empty() {
+        opts.notes.info(format!(
+            "log format: {} read as opaque text (directives of third-party modules)",
+            opaque.join(", ")
+        ));
+    }
     let window = opts.window.filter(|w| !w.is_all());
     if window.is_some() && !format.has(Role::Time) {
         bail!("--since/--until need a time in the log format (%t, $time_local, $time_iso8601)");
@@ -466,10 +478,24 @@ where
     if let Some(hit) = &strict_hit {
         opts.notes.warn(hit.to_string());
     }
+    if let Some(why) = empty_window(&stats) {
+        opts.notes.warn(why);
+    }
     Ok(RunSummary {
         stats,
         inputs,
         strict_hit,
+    })
+}
+
+/// When a time window left out every parsed line: what to say (a warning even with
+/// `--quiet`: "nothing happened" and "nothing was in the window" must not look alike).
+pub fn empty_window(stats: &LineStats) -> Option<String> {
+    (stats.parsed > 0 && stats.outside_window >= stats.parsed).then(|| {
+        format!(
+            "no line inside the time window: all {} parsed lines are outside it",
+            stats.parsed
+        )
     })
 }
 

@@ -27,11 +27,16 @@ pub enum Reason {
     BadNumber,
     /// Literal text of the format does not match the line.
     Mismatch,
+    /// Two records glued into one line: a line cut short with the next one appended (a
+    /// writer killed mid-line, two writers without `O_APPEND`, a rotated file
+    /// concatenated with its successor). A lenient field (`%u`, raw `%x`) swallowed the
+    /// start of another record.
+    Glued,
 }
 
 impl Reason {
     /// Every reason, in a stable order.
-    pub const ALL: [Reason; 8] = [
+    pub const ALL: [Reason; 9] = [
         Reason::Empty,
         Reason::Binary,
         Reason::Truncated,
@@ -40,6 +45,7 @@ impl Reason {
         Reason::BadTime,
         Reason::BadNumber,
         Reason::Mismatch,
+        Reason::Glued,
     ];
 
     /// The stable name used in JSON, CSV and messages.
@@ -53,6 +59,7 @@ impl Reason {
             Reason::BadTime => "bad_time",
             Reason::BadNumber => "bad_number",
             Reason::Mismatch => "mismatch",
+            Reason::Glued => "glued",
         }
     }
 
@@ -316,9 +323,65 @@ impl<'f> LineParser<'f> {
             return Err(Reason::Empty);
         }
         match self.match_line(line, rec) {
-            Ok(frac) => self.finish_time(rec, frac),
+            Ok(frac) => {
+                if self.glued(line, rec) {
+                    return Err(Reason::Glued);
+                }
+                self.finish_time(rec, frac)
+            }
             Err(first) => Err(classify(line, first, self.format)),
         }
+    }
+
+    /// Whether a lenient field of a matched line (one that may hold its own delimiter:
+    /// `%u`, raw `%x`) swallowed the start of another record: the line from some point
+    /// inside that field on is a whole record by itself. A user name with a space or a
+    /// raw quote in a cipher passes; `1.2.3.4 - - [23/1.2.3.4 - - [23/Oct/...] ...` (a
+    /// line cut inside its time, the next one appended) does not.
+    fn glued<'a>(&mut self, line: &'a [u8], rec: &Record<'a>) -> bool
+    where
+        'f: 'a,
+    {
+        let format = self.format;
+        let base = line.as_ptr() as usize;
+        for (i, item) in format.items.iter().enumerate() {
+            let Item::Field(f) = item else { continue };
+            let Some(field) = format.fields.get(*f) else {
+                continue;
+            };
+            let next = self.next_lit.get(i).copied().flatten();
+            // Free text and raw values; a host before its port only splits at a later
+            // colon, it does not swallow records.
+            if field.kind == Kind::Token && !field.raw_ok {
+                continue;
+            }
+            let Some(lit) = next.filter(|_| retryable(field, next)) else {
+                continue;
+            };
+            let Some(value) = rec.raw(*f) else { continue };
+            // Only a field that took in its own delimiter can hold another record.
+            if lit.is_empty() || !value.windows(lit.len()).any(|w| w == lit) {
+                continue;
+            }
+            let start = (value.as_ptr() as usize).saturating_sub(base);
+            for s in start + 1..start + value.len() {
+                let boundary = line
+                    .get(s - 1)
+                    .is_some_and(|b| !(b.is_ascii_alphanumeric() || b"._-:".contains(b)));
+                let starts = line
+                    .get(s)
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'[');
+                if !(boundary && starts) {
+                    continue;
+                }
+                let Some(rest) = line.get(s..) else { continue };
+                let mut scratch = Record::new(format);
+                if self.match_line(rest, &mut scratch).is_ok() && same_start(rec, &scratch) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Match the items against the line, backtracking over raw-capable fields.
@@ -604,6 +667,47 @@ fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
     hay.len() >= lit.len() && hay.iter().zip(lit).all(|(a, b)| a == b)
 }
 
+/// Whether a record found inside a line starts like the line's own record: a literal
+/// start (`{"time":` of a JSON format) or a time field is enough; otherwise the first
+/// field (the client) must be of the same kind in both: an address (IPv4, IPv6,
+/// bracketed IPv6) or a host name. `a "quoted" name` inside a raw value is not a record of a line that
+/// starts with `192.0.2.7`.
+fn same_start(line: &Record<'_>, inner: &Record<'_>) -> bool {
+    let format = line.format;
+    let Some(Item::Field(first)) = format.items.first() else {
+        return true;
+    };
+    if matches!(
+        format.fields.get(*first).map(|f| &f.kind),
+        Some(Kind::Time(_))
+    ) {
+        return true;
+    }
+    let class = |v: Option<&[u8]>| -> u8 {
+        let Some(text) = v.and_then(|v| std::str::from_utf8(v).ok()) else {
+            return 0;
+        };
+        let bare = text
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .unwrap_or(text);
+        if bare.parse::<std::net::IpAddr>().is_ok() {
+            1
+        } else if text.bytes().any(|b| b.is_ascii_alphabetic())
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+            && text.contains('.')
+        {
+            4
+        } else {
+            0
+        }
+    };
+    let a = class(line.spans.get(*first).copied());
+    a != 0 && a == class(inner.spans.get(*first).copied())
+}
+
 /// Whether a field may end at a later delimiter than the first one: raw-capable
 /// fields, unquoted free text (an Apache/nginx user name may hold spaces and ` [`,
 /// which neither server escapes), and a token before a `:` (a host before its port:
@@ -743,6 +847,26 @@ mod tests {
         assert_eq!(got[1].as_deref(), Some(&b"80"[..]));
         // A port that is not a number is still an error.
         assert!(parse(fmt, b"2001:db8::1:http 192.0.2.1 - - [x] \"GET\" 200 5").is_err());
+    }
+
+    #[test]
+    fn glued_lines_are_malformed_but_odd_users_are_not() {
+        let fmt = "%h %l %u %t \"%r\" %>s %b %{SSL_PROTOCOL}x %{SSL_CIPHER}x";
+        let whole = br#"1.2.3.4 - - [23/Oct/2025:11:08:24 +0300] "GET / HTTP/1.1" 200 5 TLSv1.2 AES128-SHA"#;
+        assert!(parse(fmt, whole).is_ok());
+        // Cut inside the time, the next line appended.
+        let mut glued = b"1.2.3.4 - - [23/".to_vec();
+        glued.extend_from_slice(whole);
+        assert_eq!(parse(fmt, &glued), Err(Reason::Glued));
+        // Cut right after the user, an IPv6 line appended.
+        let v6 = br#"2001:db8::7 - bob [23/Oct/2025:11:08:25 +0300] "GET /x HTTP/1.1" 200 5 TLSv1.3 TLS_AES_128_GCM_SHA256"#;
+        let mut glued = b"1.2.3.4 - alice ".to_vec();
+        glued.extend_from_slice(v6);
+        assert_eq!(parse(fmt, &glued), Err(Reason::Glued));
+        // A user name with spaces and brackets is a user name.
+        let odd = br#"1.2.3.4 - John [Admin] Smith [23/Oct/2025:11:08:24 +0300] "GET / HTTP/1.1" 200 5 TLSv1.2 AES128-SHA"#;
+        let got = parse(fmt, odd).unwrap();
+        assert_eq!(got[2].as_deref(), Some(&b"John [Admin] Smith"[..]));
     }
 
     #[test]

@@ -146,6 +146,9 @@ pub struct Field {
     pub empty_as_quotes: bool,
     /// CLF byte counts (`%b`) write zero as `-`: the value is 0, not absent.
     pub dash_is_zero: bool,
+    /// A third-party module's directive (`%{TX.anomaly_score}M`): a letter httpd and
+    /// its bundled modules do not define, read as opaque text.
+    pub opaque: bool,
 }
 
 /// A piece of a compiled format.
@@ -336,6 +339,7 @@ impl Format {
                         raw_ok: spec.raw_ok || escaping == Escaping::None,
                         empty_as_quotes: spec.empty_as_quotes,
                         dash_is_zero: spec.dash_is_zero,
+                        opaque: spec.opaque,
                     });
                     positions.push(pos);
                     items.push(Item::Field(idx));
@@ -420,6 +424,7 @@ struct FieldSpec {
     raw_ok: bool,
     empty_as_quotes: bool,
     dash_is_zero: bool,
+    opaque: bool,
 }
 
 impl FieldSpec {
@@ -433,6 +438,7 @@ impl FieldSpec {
             raw_ok: false,
             empty_as_quotes: false,
             dash_is_zero: false,
+            opaque: false,
         }
     }
 }
@@ -766,6 +772,14 @@ fn apache_field(dir: &str, letter: &str, arg: Option<&str>) -> Result<FieldSpec,
         (l @ ("e" | "n" | "C" | "o" | "i" | "x" | "c" | "^ti" | "^to"), None) => {
             return Err(format!("%{l} needs a {{NAME}} argument"))
         }
+        // A letter with an argument that httpd does not define: a third-party module's
+        // (ModSecurity's `%{TX.var}M`, ...). Its value is text we cannot check.
+        (l, Some(a)) if l.len() == 1 && l.bytes().all(|b| b.is_ascii_alphabetic()) => {
+            let mut s = f(Text, &[], &sanitize(&format!("module_{l}_"), a));
+            s.raw_ok = true;
+            s.opaque = true;
+            s
+        }
         (l, _) => return Err(format!("unknown directive %{l}")),
     };
     Ok(spec)
@@ -1009,6 +1023,24 @@ mod tests {
         assert!(Format::compile("%h %").is_err());
         assert!(Format::compile("%h %{x}i").is_ok());
         assert!(Format::compile("%h%u").is_err(), "adjacent text fields");
+    }
+
+    #[test]
+    fn third_party_directives_are_opaque_text_and_typos_stay_errors() {
+        let f = Format::compile(r#"%h %l %u %t "%r" %>s %b "%{TX.anomaly_score}M" %{id}J"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let opaque: Vec<&str> = f
+            .fields
+            .iter()
+            .filter(|x| x.opaque)
+            .map(|x| x.directive.as_str())
+            .collect();
+        assert_eq!(opaque, ["%{TX.anomaly_score}M", "%{id}J"]);
+        assert!(f.fields.iter().all(|x| !x.opaque || x.kind == Kind::Text));
+        // A known letter without its argument, or an unknown bare letter: errors.
+        assert!(Format::compile("%h %{Referer}").is_err());
+        assert!(Format::compile("%h %Z").is_err());
+        assert!(Format::compile("%h %i").is_err());
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod inprocess;
 mod inputs;
 mod malformed;
 mod nightly;
+mod operators;
 mod parquet;
 mod prom_check;
 mod real;

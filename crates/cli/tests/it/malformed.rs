@@ -53,6 +53,7 @@ fn all_reasons(counts: &[(&str, u64)]) -> Value {
         "binary",
         "empty",
         "field_count",
+        "glued",
         "mismatch",
         "truncated",
         "unbalanced_quotes",
