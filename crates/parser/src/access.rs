@@ -276,6 +276,12 @@ pub struct LineParser<'f> {
     /// For each item index, the literal that follows it, if any.
     next_lit: Vec<Option<&'f [u8]>>,
     has_strftime: bool,
+    /// Lenient fields (free text, raw values) and the literal after each: where a
+    /// glued line can hide (see [`LineParser::glued`]).
+    lenient: Vec<(usize, &'f [u8])>,
+    /// Whether the last match took a field past its first delimiter (backtracked):
+    /// only then can a field hold its own delimiter, and a glued line hide.
+    retried: bool,
 }
 
 /// How many retries a line may take before it is called malformed.
@@ -284,7 +290,7 @@ const BACKTRACK_BUDGET: usize = 64;
 impl<'f> LineParser<'f> {
     /// A parser for `format`.
     pub fn new(format: &'f Format) -> LineParser<'f> {
-        let next_lit = (0..format.items.len())
+        let next_lit: Vec<Option<&'f [u8]>> = (0..format.items.len())
             .map(|i| match format.items.get(i + 1) {
                 Some(Item::Lit(l)) => Some(l.as_slice()),
                 _ => None,
@@ -294,12 +300,28 @@ impl<'f> LineParser<'f> {
             .fields
             .iter()
             .any(|f| matches!(f.kind, Kind::Time(TimeSpec::Strftime(_))));
+        // Free text and raw values; a host before its port only splits at a later
+        // colon, it does not swallow records.
+        let lenient = format
+            .items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let Item::Field(f) = item else { return None };
+                let field = format.fields.get(*f)?;
+                let lit = next_lit.get(i).copied().flatten()?;
+                let token_only = field.kind == Kind::Token && !field.raw_ok;
+                (!token_only && !lit.is_empty() && retryable(field, Some(lit))).then_some((*f, lit))
+            })
+            .collect();
         LineParser {
             format,
             cache: TimeCache::default(),
             choices: Vec::new(),
             next_lit,
             has_strftime,
+            lenient,
+            retried: false,
         }
     }
 
@@ -322,9 +344,10 @@ impl<'f> LineParser<'f> {
         {
             return Err(Reason::Empty);
         }
+        self.retried = false;
         match self.match_line(line, rec) {
             Ok(frac) => {
-                if self.glued(line, rec) {
+                if self.retried && self.glued(line, rec) {
                     return Err(Reason::Glued);
                 }
                 self.finish_time(rec, frac)
@@ -338,29 +361,24 @@ impl<'f> LineParser<'f> {
     /// inside that field on is a whole record by itself. A user name with a space or a
     /// raw quote in a cipher passes; `1.2.3.4 - - [23/1.2.3.4 - - [23/Oct/...] ...` (a
     /// line cut inside its time, the next one appended) does not.
+    #[cold]
+    #[inline(never)]
     fn glued<'a>(&mut self, line: &'a [u8], rec: &Record<'a>) -> bool
     where
         'f: 'a,
     {
         let format = self.format;
         let base = line.as_ptr() as usize;
-        for (i, item) in format.items.iter().enumerate() {
-            let Item::Field(f) = item else { continue };
-            let Some(field) = format.fields.get(*f) else {
-                continue;
+        for k in 0..self.lenient.len() {
+            let Some(&(f, lit)) = self.lenient.get(k) else {
+                break;
             };
-            let next = self.next_lit.get(i).copied().flatten();
-            // Free text and raw values; a host before its port only splits at a later
-            // colon, it does not swallow records.
-            if field.kind == Kind::Token && !field.raw_ok {
-                continue;
-            }
-            let Some(lit) = next.filter(|_| retryable(field, next)) else {
-                continue;
-            };
-            let Some(value) = rec.raw(*f) else { continue };
+            let Some(value) = rec.raw(f) else { continue };
             // Only a field that took in its own delimiter can hold another record.
-            if lit.is_empty() || !value.windows(lit.len()).any(|w| w == lit) {
+            let Some(&first) = lit.first() else { continue };
+            let holds = memchr::memchr_iter(first, value)
+                .any(|p| value.get(p..).is_some_and(|t| has_prefix(t, lit)));
+            if !holds {
                 continue;
             }
             let start = (value.as_ptr() as usize).saturating_sub(base);
@@ -490,6 +508,7 @@ impl<'f> LineParser<'f> {
                 i = c.item;
                 pos = c.start;
                 resume = Some(c.resume);
+                self.retried = true;
             }
         }
     }
