@@ -115,6 +115,9 @@ LOG_FORMAT = ('%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i" '
 # %D); the ground truth comes from a second log (truth.log, the format above) that
 # tlsgap is not given.
 CLASSIC = False
+# --mpm event: one child process serving requests in threads (strace -ff writes one
+# file per thread).
+MPM = "prefork"
 CLASSIC_LOG_FORMAT = ('%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" '
                       "%{SSL_PROTOCOL}x %{SSL_CIPHER}x")
 LOG_RE = re.compile(
@@ -266,7 +269,7 @@ def apache_conf(d, www, htp, cert, key, port, as_root):
     os.makedirs(os.path.join(d, "run"))
     os.chmod(d, 0o755)
     L = apache_head("scripts/real-auth.py", d, [
-        "mpm_prefork", "authn_core", "authn_file", "authz_core", "authz_user",
+        "mpm_" + MPM, "authn_core", "authn_file", "authz_core", "authz_user",
         "auth_basic", "dir", "mime", "socache_shmcb", "ssl"])
     if as_root:
         L += ["User www-data", "Group www-data"]
@@ -275,7 +278,12 @@ def apache_conf(d, www, htp, cert, key, port, as_root):
     else:
         L += ["TypesConfig /dev/null", "AddType text/html .html", "AddType text/css .css",
               "AddType text/javascript .js", "AddType image/png .png"]
-    L += apache_prefork(2, 1, 2, 4)
+    if MPM == "event":
+        L += ["StartServers 1", "ServerLimit 1", "ThreadLimit 4", "ThreadsPerChild 4",
+              "MaxRequestWorkers 4", "MinSpareThreads 1", "MaxSpareThreads 4",
+              "MaxConnectionsPerChild 0", "Timeout 10", "KeepAlive Off"]
+    else:
+        L += apache_prefork(2, 1, 2, 4)
     L += ["Listen 127.0.0.1:%d" % port,
           # Debian's default level: 401s still log AH01617 (auth_basic:error)
           "ErrorLog %s/error.log" % d, "LogLevel warn"]
@@ -468,15 +476,16 @@ class Session:
                         ("\n--- strace stderr ---\n" + tail(self.strace_err))
                         if self.tracer is not None else ""))
 
-    def wait_workers(self, n=2, timeout=10):
+    def wait_workers(self, n=None, timeout=10):
+        n = n if n is not None else (1 if MPM == "event" else 2)
         deadline = time.time() + timeout
         kids = children_of(self.parent)
         while len(kids) < n and time.time() < deadline:
             time.sleep(0.1)
             kids = children_of(self.parent)
         if len(kids) < n:
-            raise Fail("starting apache: expected %d prefork workers under pid %d, found %s"
-                       % (n, self.parent, kids))
+            raise Fail("starting apache: expected %d %s workers under pid %d, found %s"
+                       % (n, MPM, self.parent, kids))
         return kids
 
     def wait_attached(self, pids, timeout=15):
@@ -1149,7 +1158,7 @@ def generate(args, outdir, tools, as_root):
             "apache": {
                 "version": first_line(run([tools["apache2"], "-v"], step="apache2 -v")
                                       .stdout.decode()).replace("Server version: ", ""),
-                "mpm": "prefork", "port": sess.port, "parent_pid": sess.parent,
+                "mpm": MPM, "port": sess.port, "parent_pid": sess.parent,
                 "worker_pids_at_attach": sess.workers_at_attach,
                 "worker_pids_at_end": workers_end, "pids_that_served": served,
                 "start_servers": 2, "max_request_workers": 4, "keepalive": False,
@@ -1238,10 +1247,13 @@ def main():
                     help="the capture most operators make: strace -tt -ff (default -s 32) "
                          "attached to the workers, and a plain combinedssl access log "
                          "(ground truth in truth.log, which tlsgap is not given)")
+    ap.add_argument("--mpm", choices=["prefork", "event"], default="prefork",
+                    help="Apache's MPM: prefork (a process per request) or event (threads)")
     args = ap.parse_args()
     outdir = os.path.abspath(args.outdir)
-    global CLASSIC
+    global CLASSIC, MPM
     CLASSIC = args.classic
+    MPM = args.mpm
 
     if args.check_only:
         bad = check_manifest(outdir)
@@ -1260,7 +1272,7 @@ def main():
         log("error: checking tools: not found: %s (Debian packages: strace apache2 "
             "apache2-utils curl openssl)" % ", ".join(missing))
         return 1
-    for mod in ("mod_ssl.so", "mod_mpm_prefork.so", "mod_auth_basic.so",
+    for mod in ("mod_ssl.so", "mod_mpm_%s.so" % args.mpm, "mod_auth_basic.so",
                 "mod_authn_file.so", "mod_authz_user.so", "mod_mime.so"):
         if not os.path.exists(os.path.join(APACHE_MODULES, mod)):
             log("error: checking tools: Apache module %s/%s missing (package apache2)"

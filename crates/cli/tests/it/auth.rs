@@ -443,7 +443,7 @@ fn traces_on_stdin_are_read_once() {
     assert_eq!(from_stdin["users"], from_file["users"]);
 }
 
-/// The classic capture, for real: Apache prefork with Basic auth over bcrypt users of
+/// The classic capture, for real: Apache (prefork here) with Basic auth over bcrypt users of
 /// costs 5, 10 and 12 (and {SHA}, MD5, crypt users), `strace -tt -ff -o trace -p ...`
 /// attached to its running workers with strace's default 32-byte strings, and a plain
 /// combinedssl access log (no %P, no %D). Every slow gap (bcrypt cost >= 10, wrong
@@ -452,7 +452,17 @@ fn traces_on_stdin_are_read_once() {
 /// time measured against the same machine (`htpasswd -vb`).
 #[test]
 fn classic_capture_ties_every_slow_gap_to_its_user() {
-    let test = "classic_capture_ties_every_slow_gap_to_its_user";
+    classic_capture("classic_capture_ties_every_slow_gap_to_its_user", "prefork");
+}
+
+/// The same with Apache's event MPM: one process serves requests in threads, strace
+/// `-ff` writes a file per thread, and attribution follows the thread.
+#[test]
+fn classic_capture_of_the_event_mpm_follows_threads() {
+    classic_capture("classic_capture_of_the_event_mpm_follows_threads", "event");
+}
+
+fn classic_capture(test: &str, mpm: &str) {
     if !util::server_test_enabled(
         test,
         &[
@@ -468,6 +478,8 @@ fn classic_capture_ties_every_slow_gap_to_its_user() {
         "real-auth.py",
         &[
             std::ffi::OsStr::new("--classic"),
+            std::ffi::OsStr::new("--mpm"),
+            std::ffi::OsStr::new(mpm),
             std::ffi::OsStr::new("--apache-mode"),
             std::ffi::OsStr::new("attach"),
             out.as_os_str(),
@@ -475,6 +487,7 @@ fn classic_capture_ties_every_slow_gap_to_its_user() {
     );
     let m: Value =
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["apache"]["mpm"], mpm);
     assert_eq!(m["strace"]["string_limit"], 32);
     assert_eq!(m["trace_timestamps"], "tt");
     let mut args = vec![
