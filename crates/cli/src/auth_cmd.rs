@@ -10,10 +10,40 @@ use tlsgap_engine::auth::{self, AuthOptions, AuthOutcome};
 use tlsgap_engine::RunOptions;
 
 use crate::cli::{AuthArgs, RowsFormat};
-use crate::run::{stderr_notes, Exit};
+use crate::run::{note, stderr_notes, Exit};
+use tlsgap_engine::input::{sniff, Content};
 use tlsgap_output::auth::table;
 use tlsgap_output::emit::{self, Csv, Emitter, Parquet};
 use tlsgap_output::file as output;
+
+/// `--log` and `--traces` take several values, so a shell glob after one of them can
+/// carry files of the other kind (`--log access.log trace.*`). Each file is read as
+/// what its content is, with a warning when it was given as the other.
+fn sort_inputs(args: &AuthArgs) -> (Vec<String>, Vec<String>) {
+    let (mut logs, mut traces) = (Vec::new(), Vec::new());
+    let text = |p: &std::path::PathBuf| p.to_string_lossy().into_owned();
+    for l in args.log.iter().map(text) {
+        if sniff(&l, &args.log_format) == Content::Strace {
+            note(&format!(
+                "warning: {l}: strace output given after --log: read as a trace"
+            ));
+            traces.push(l);
+        } else {
+            logs.push(l);
+        }
+    }
+    for t in args.traces.iter().map(text) {
+        if sniff(&t, &args.log_format) == Content::AccessLog {
+            note(&format!(
+                "warning: {t}: an access log given after --traces: read as a log"
+            ));
+            logs.push(t);
+        } else {
+            traces.push(t);
+        }
+    }
+    (logs, traces)
+}
 
 /// Run `tlsgap auth`.
 pub fn run(args: AuthArgs) -> Result<ExitCode> {
@@ -22,15 +52,12 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
         bail!("--format parquet needs -o PATH");
     }
     let notes = stderr_notes(args.quiet);
-    let logs = if args.log.is_empty() {
+    let (log, traces) = sort_inputs(&args);
+    let logs = if log.is_empty() {
         None
     } else {
         Some(RunOptions {
-            inputs: args
-                .log
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect(),
+            inputs: log,
             log_format: args.log_format.clone(),
             window: crate::run::window(&args.window, args.quiet)?,
             notes: notes.clone(),
@@ -39,11 +66,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
     };
     let opts = AuthOptions {
         htpasswd: args.htpasswd.clone(),
-        traces: args
-            .traces
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
+        traces,
         trace_tz: args.trace_tz.clone(),
         threshold: args.threshold,
         min_gap_seconds: args.min_gap,

@@ -551,3 +551,44 @@ fn classic_capture(test: &str, mpm: &str) {
         assert_no_secrets(&out, &(util::stdout(&o) + &util::stderr(&o)));
     }
 }
+
+/// `--log` and `--traces` take several values: a trace after `--log` (a shell glob)
+/// or a log after `--traces` is read as what it is, with a warning, and the answer is
+/// the same as with the files in their places.
+#[test]
+fn logs_and_traces_in_each_others_place_are_read_as_what_they_are() {
+    let run = util::repo_root().join("testdata/auth/real");
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    let fmt = m["log_format"].as_str().unwrap();
+    let traces = [
+        "traces/trace.5693",
+        "traces/trace.5694",
+        "traces/trace.5695",
+    ];
+    let go = |args: &[&str]| {
+        let o = util::tlsgap()
+            .current_dir(&run)
+            .args(["auth", "--format", "json", "--log-format", fmt])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        (json(&o), util::stderr(&o))
+    };
+    let mut right = vec!["--log", "access.log", "--traces"];
+    right.extend(traces);
+    let mut swapped = vec!["--log", "access.log"];
+    swapped.extend(traces);
+    let mut swapped_back = vec!["--traces"];
+    swapped_back.extend(traces);
+    swapped_back.push("access.log");
+    let (want, quiet) = go(&right);
+    assert!(!quiet.contains("warning"), "{quiet}");
+    for args in [swapped, swapped_back] {
+        let (got, err) = go(&args);
+        assert!(err.contains("warning: "), "{args:?}: {err}");
+        assert_eq!(got["attribution"], want["attribution"], "{args:?}");
+        assert_eq!(users(&got), users(&want), "{args:?}");
+    }
+}
