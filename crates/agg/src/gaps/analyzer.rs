@@ -695,3 +695,40 @@ impl Shared {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(inputs: &[(&str, Option<u32>, &str)], opts: GapOptions) -> GapsReport {
+        let mut a = GapAnalyzer::new(opts);
+        for (name, hint, text) in inputs {
+            a.begin_input(name, *hint);
+            for (i, l) in text.lines().enumerate() {
+                a.line(i as u64 + 1, l.as_bytes());
+            }
+            a.end_input();
+        }
+        a.finish()
+    }
+
+    #[test]
+    fn simple_cpu_gap_with_timer_noise() {
+        let t = "\
+1795296993.000000 getpid() = 7 <0.000001>
+1795296993.050000 --- SIGPROF {si_signo=SIGPROF, si_code=SI_KERNEL} ---
+1795296993.050010 rt_sigreturn({mask=[]}) = 7 <0.000002>
+1795296993.100000 --- SIGPROF {si_signo=SIGPROF, si_code=SI_KERNEL} ---
+1795296993.100010 rt_sigreturn({mask=[]}) = 7 <0.000002>
+1795296993.300001 getppid() = 1 <0.000001>
+";
+        let r = run(&[("trace.7", Some(7), t)], GapOptions::default());
+        assert_eq!(r.gaps.len(), 1, "{:#?}", r.gaps);
+        let g = &r.gaps[0];
+        assert_eq!(g.cause, Cause::Cpu);
+        assert_eq!(g.timer_signals, 2);
+        assert!((g.seconds - 0.3).abs() < 1e-6);
+        assert_eq!(g.line, 6);
+        assert_eq!(g.before_line, Some(1));
+    }
+}

@@ -449,3 +449,22 @@ pub(super) fn collect_resources<'a>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_format() {
+        assert_eq!(
+            format_time(Clock::Unix, 1_795_296_993_226_906_123).0,
+            "2026-11-21T21:36:33.226906Z"
+        );
+        let (t, d, n) = format_time(Clock::TimeOfDay, DAY_NS + 1_500_000_000);
+        assert_eq!(
+            (t.as_str(), d, n),
+            ("00:00:01.500000 +1d", 1, 1_500_000_000)
+        );
+        assert_eq!(format_time(Clock::Relative, 2_000_001_000).0, "+2.000001");
+    }
+}

@@ -113,8 +113,6 @@ mod secrets;
 mod state;
 mod summary;
 mod syscalls;
-#[cfg(test)]
-mod tests;
 
 pub use analyzer::*;
 use build::*;

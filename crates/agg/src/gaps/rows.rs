@@ -167,3 +167,18 @@ pub fn pid_from_file_name(name: &str) -> Option<u32> {
     }
     digits.parse().ok().filter(|&p| p > 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pid_from_names() {
+        assert_eq!(pid_from_file_name("trace.12085"), Some(12085));
+        assert_eq!(pid_from_file_name("/tmp/x/trace.12085.gz"), Some(12085));
+        assert_eq!(pid_from_file_name("trace.12085.zst"), Some(12085));
+        assert_eq!(pid_from_file_name("trace.log"), None);
+        assert_eq!(pid_from_file_name("12085"), None);
+        assert_eq!(pid_from_file_name("trace."), None);
+    }
+}

@@ -265,3 +265,136 @@ pub(super) fn escape_boundary(s: &[u8], max: usize) -> usize {
     }
     last
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_and_details() {
+        let h = |s: &[u8]| find_hash(s).map(|(h, plausible)| (h.to_string(), plausible));
+        assert_eq!(
+            h(b"alice:$2y$12$abcdefghij"),
+            Some(("bcrypt cost 12".into(), true))
+        );
+        assert_eq!(h(b"bob:$apr1$xyz$abc"), Some(("apr1 (MD5)".into(), true)));
+        assert_eq!(h(b"c:{SHA}abc="), Some(("{SHA} (SHA-1)".into(), true)));
+        assert_eq!(
+            h(b"d:$6$rounds=5000$salt$h"),
+            Some(("SHA-512 crypt rounds 5000".into(), true))
+        );
+        assert_eq!(h(b"e:$y$j9T$x"), Some(("yescrypt".into(), true)));
+        assert_eq!(h(b"$argon2id$v=19$m=65536"), Some(("argon2".into(), true)));
+        assert_eq!(h(b"f:$1$salt$h"), Some(("MD5 crypt".into(), true)));
+        assert_eq!(h(b"g:$5$saltsalt$h"), Some(("SHA-256 crypt".into(), true)));
+        // Prefixes alone: redacted, but not evidence of password checking.
+        assert_eq!(h(b"echo $1$2"), Some(("MD5 crypt".into(), false)));
+        assert_eq!(h(b"{SHA}"), Some(("{SHA} (SHA-1)".into(), false)));
+        assert_eq!(h(b"price: $5 or {x}"), None);
+    }
+
+    #[test]
+    fn redaction_replaces_whole_strings_and_scans_past_the_limit() {
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        let src = br#"15, "alice:$2y$12$abcdefghijklmnopqrstuv"..., 4096"#;
+        let h = redact_into(src, &mut out, 200, &mut scratch);
+        assert_eq!(h.unwrap().param, Some(12));
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert_eq!(
+            text,
+            r#"15, "<redacted: bcrypt cost 12, 35 bytes>"..., 4096"#
+        );
+        // Hex-escaped (-xx) hashes are found too.
+        out.clear();
+        let src = br#""\x24\x32\x79\x24\x31\x30\x24\x61\x62""#;
+        assert!(redact_into(src, &mut out, 200, &mut scratch).is_some());
+        assert!(!String::from_utf8_lossy(&out).contains("x24"));
+        // Authorization headers.
+        out.clear();
+        let src = br#"8, "GET / HTTP/1.1\r\nauthorization: Basic YWxpY2U6c2VjcmV0\r\n", 60"#;
+        redact_into(src, &mut out, 200, &mut scratch);
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(text.contains("<redacted: Authorization header"), "{text}");
+        assert!(!text.contains("YWxp"));
+        // Past the limit: not shown, still scanned.
+        out.clear();
+        let mut long = b"\"".to_vec();
+        long.extend(std::iter::repeat_n(b'a', 300));
+        long.extend_from_slice(b"\", \"x:$2b$10$abc\"");
+        let h = redact_into(&long, &mut out, 50, &mut scratch);
+        assert_eq!(h.unwrap().param, Some(10));
+        assert!(out.len() < 60);
+        assert!(out.ends_with(b"..."));
+    }
+
+    /// `hash_in` (every call) must find what `redact_into` (calls shown) would.
+    #[test]
+    fn hash_in_agrees_with_redact_into() {
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        let fixed: [&[u8]; 12] = [
+            br#"15, "alice:$2y$12$abcdefghijklmnopqrstuv"..., 4096"#,
+            br#""\x24\x32\x79\x24\x31\x30\x24\x61\x62""#,
+            br#""\44\62y$10$abc", "$1$2""#,
+            br#""\0442y$10$abcd""#,
+            br#""\4442y$10$abcd""#,
+            br#""$\62y$10$abcd""#,
+            br#""\$2y$10$abcd""#,
+            br#""\\$2y$10$abcd""#,
+            br#""x{SHA}abcd", "{\123SHA}abc""#,
+            br#"[{iov_base="\27\3$\3\1{\32_", iov_len=5}], "$6$rounds=5000$abcd$""#,
+            br#""\x7B\x53HA}abcd""#,
+            br#""unterminated $5$abcdef"#,
+        ];
+        for src in fixed {
+            out.clear();
+            let want = redact_into(src, &mut out, 200, &mut scratch);
+            assert_eq!(
+                hash_in(src, &mut scratch),
+                want,
+                "{}",
+                String::from_utf8_lossy(src)
+            );
+        }
+        // Random mixes of the pieces hashes, escapes and strings are made of.
+        let pieces: Vec<&[u8]> = br#""|\|$|{|}|2y$|12$|abcdefghij|apr1$|5$|6$|y$|gy$|argon2id$|1$|SHA}|SSHA}|\x24|\44|\173|\x7b|\0|\n|, |\x32|\62|\123|\x"#
+            .split(|&b| b == b'|')
+            .collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut found = 0;
+        for _ in 0..20_000 {
+            let mut src = Vec::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let n = (seed % 16) as usize;
+            let mut r = seed;
+            for _ in 0..n {
+                r = r.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                src.extend_from_slice(pieces[(r >> 33) as usize % pieces.len()]);
+            }
+            out.clear();
+            let want = redact_into(&src, &mut out, 200, &mut scratch);
+            found += usize::from(want.is_some());
+            assert_eq!(
+                hash_in(&src, &mut scratch),
+                want,
+                "{}",
+                String::from_utf8_lossy(&src)
+            );
+        }
+        assert!(found > 100, "{found}");
+    }
+
+    #[test]
+    fn cuts_strings_between_escapes() {
+        let s = br#""ab\305\256\ncd""#;
+        assert_eq!(escape_boundary(s, 4), 3);
+        assert_eq!(escape_boundary(s, 5), 3, "not inside \\305");
+        assert_eq!(escape_boundary(s, 7), 7);
+        assert_eq!(escape_boundary(s, 12), 11);
+        assert_eq!(escape_boundary(br#""\x41\x42""#, 6), 5);
+        assert_eq!(escape_boundary(b"\"", 0), 0);
+    }
+}

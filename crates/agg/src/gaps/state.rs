@@ -313,3 +313,22 @@ pub(super) struct RawInterval {
     pub(super) hash: Option<HashInfo>,
     pub(super) first: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_keeps_the_newest() {
+        let mut r = Ring::new(3);
+        for k in 0..5u64 {
+            let mut s = CtxSlot {
+                line: k,
+                ..CtxSlot::default()
+            };
+            r.push(&mut s);
+        }
+        let lines: Vec<u64> = r.iter().map(|s| s.line).collect();
+        assert_eq!(lines, [4, 3, 2]);
+    }
+}

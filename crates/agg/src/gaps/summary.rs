@@ -131,3 +131,45 @@ pub(super) fn is_auth(label: &str, kind: ResKind) -> bool {
                 .any(|p| label.contains(p)));
     file || socket
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_ephemeral_ports() {
+        assert_eq!(
+            normalize_resource("TCP:[127.0.0.1:8081->127.0.0.1:52428]"),
+            "TCP:[127.0.0.1:8081->127.0.0.1:*]"
+        );
+        assert_eq!(
+            normalize_resource("TCPv6:[[::1]:38139->[::1]:443]"),
+            "TCPv6:[[::1]:*->[::1]:443]"
+        );
+        assert_eq!(normalize_resource("/etc/x:40000]"), "/etc/x:40000]");
+    }
+
+    #[test]
+    fn auth_labels() {
+        for l in [
+            "/etc/apache2/htpasswd.users",
+            "/srv/.htpasswd",
+            "/etc/htdigest",
+            "/etc/shadow",
+            "/etc/pam.d/common-auth",
+            "/lib/x86_64-linux-gnu/security/pam_unix.so",
+            "UNIX:[/var/lib/sss/pipes/nss]",
+        ] {
+            assert!(is_auth(l, ResKind::of_label(l.as_bytes())), "{l}");
+        }
+        assert!(is_auth(
+            "TCP:[10.0.0.1:40000->10.0.0.2:389]",
+            ResKind::Socket
+        ));
+        assert!(!is_auth("/var/www/index.html", ResKind::File));
+        assert!(!is_auth(
+            "TCP:[10.0.0.1:443->10.0.0.2:50000]",
+            ResKind::Socket
+        ));
+    }
+}

@@ -142,3 +142,23 @@ pub(super) fn find_ci(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len().max(1))
         .any(|w| w.eq_ignore_ascii_case(needle))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sockaddr_labels() {
+        assert_eq!(
+            sockaddr_label(br#"{sa_family=AF_UNIX, sun_path="/var/lib/sss/pipes/nss"}"#).unwrap(),
+            b"UNIX:[/var/lib/sss/pipes/nss]"
+        );
+        assert_eq!(
+            sockaddr_label(
+                br#"{sa_family=AF_INET, sin_port=htons(389), sin_addr=inet_addr("10.0.0.2")}"#
+            )
+            .unwrap(),
+            b"TCP:[->10.0.0.2:389]"
+        );
+    }
+}
