@@ -83,7 +83,8 @@ use std::io::Write as _;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
-use tlsgap_auth::Scheme;
+/// The hash scheme a [`HashInfo`] names: `tlsgap_auth`'s, kept at its old path here.
+pub use tlsgap_auth::Scheme;
 use tlsgap_parser::lossless_text;
 use tlsgap_parser::strace::{
     args, decoration_path, escape_at, fd_arg, inner, parse_line, quoted, split_glued,
