@@ -79,6 +79,7 @@ impl std::fmt::Display for Reason {
 #[derive(Debug, Clone)]
 pub struct Record<'a> {
     format: &'a Format,
+    line: &'a [u8],
     spans: Vec<&'a [u8]>,
     time: Option<Timestamp>,
 }
@@ -89,6 +90,7 @@ impl<'a> Record<'a> {
     pub fn new(format: &'a Format) -> Record<'a> {
         Record {
             format,
+            line: &[],
             spans: Vec::with_capacity(format.fields.len()),
             time: None,
         }
@@ -97,6 +99,12 @@ impl<'a> Record<'a> {
     /// The format the record was parsed with.
     pub fn format(&self) -> &'a Format {
         self.format
+    }
+
+    /// The whole line the record was parsed from (without `\r`); empty before the
+    /// first parse.
+    pub fn line(&self) -> &'a [u8] {
+        self.line
     }
 
     /// The raw bytes of field `idx` as they are in the line, `None` when absent (`-`).
@@ -336,6 +344,7 @@ impl<'f> LineParser<'f> {
         'f: 'a,
     {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        rec.line = line;
         rec.spans.clear();
         rec.time = None;
         // Only a line that starts with white space can be blank: no scan otherwise.
