@@ -75,8 +75,20 @@ pub fn largest_rounds_under(
     (fit >= SHA_CRYPT_MIN_ROUNDS).then_some(fit)
 }
 
-/// Advice for one user whose entry is `scheme` and costs `verify_seconds` per request.
+/// Advice for one user whose entry is `scheme` and costs `verify_seconds` per request
+/// on this machine.
 pub fn advise(scheme: Scheme, verify_seconds: Option<f64>, threshold_seconds: f64) -> Advice {
+    advise_at(scheme, verify_seconds, threshold_seconds, "on this machine")
+}
+
+/// [`advise`] for a time taken somewhere else: `place` says where (`on the server
+/// (calibrated on ...)`).
+pub fn advise_at(
+    scheme: Scheme,
+    verify_seconds: Option<f64>,
+    threshold_seconds: f64,
+    place: &str,
+) -> Advice {
     let mut advice = Advice {
         flagged: false,
         suggested_cost: None,
@@ -99,7 +111,7 @@ pub fn advise(scheme: Scheme, verify_seconds: Option<f64>, threshold_seconds: f6
     }
     advice.flagged = true;
     let mut text = format!(
-        "{scheme}: {} per request on this machine, over the {} budget; \
+        "{scheme}: {} per request {place}, over the {} budget; \
          mod_authn_file re-verifies on every request.",
         human_seconds(seconds),
         human_seconds(threshold_seconds)

@@ -48,10 +48,11 @@ pub struct MeasureOptions {
 }
 
 impl Default for MeasureOptions {
-    /// 3 samples, bcrypt up to cost 10 and SHA-crypt up to 50 000 rounds measured directly.
+    /// 7 samples (a median that holds still between runs), bcrypt up to cost 10 and
+    /// SHA-crypt up to 50 000 rounds measured directly.
     fn default() -> Self {
         MeasureOptions {
-            samples: 3,
+            samples: 7,
             max_direct_bcrypt_cost: 10,
             max_direct_rounds: 50_000,
         }
@@ -101,6 +102,8 @@ pub struct Measurement {
     pub scheme: Scheme,
     /// Seconds per verification on this machine; `None` when not measured.
     pub verify_seconds: Option<f64>,
+    /// The fastest and slowest sample, scaled like the median (the spread).
+    pub range_seconds: Option<[f64; 2]>,
     /// How [`Measurement::verify_seconds`] was obtained.
     pub method: Method,
 }
@@ -111,8 +114,8 @@ pub fn measure_all<I>(schemes: I, options: &MeasureOptions) -> Vec<Measurement>
 where
     I: IntoIterator<Item = Scheme>,
 {
-    let mut direct: BTreeMap<Scheme, Option<f64>> = BTreeMap::new();
-    let mut time_directly = |scheme: Scheme| -> Option<f64> {
+    let mut direct: BTreeMap<Scheme, Option<Timing>> = BTreeMap::new();
+    let mut time_directly = |scheme: Scheme| -> Option<Timing> {
         *direct
             .entry(scheme)
             .or_insert_with(|| time_verification(scheme, options.samples))
@@ -124,10 +127,12 @@ where
         .into_iter()
         .map(|scheme| {
             let (base, method, factor) = plan(scheme, options);
-            let verify_seconds = match method {
+            let timing = match method {
                 Method::NoImplementation => None,
-                _ => base.and_then(&mut time_directly).map(|s| s * factor),
+                _ => base.and_then(&mut time_directly),
             };
+            let verify_seconds = timing.map(|t| t.median * factor);
+            let range_seconds = timing.map(|t| [t.min * factor, t.max * factor]);
             let method = if verify_seconds.is_none() && method != Method::NoImplementation {
                 Method::SelfCheckFailed
             } else {
@@ -136,6 +141,7 @@ where
             Measurement {
                 scheme,
                 verify_seconds,
+                range_seconds,
                 method,
             }
         })
@@ -147,6 +153,7 @@ pub fn measure(scheme: Scheme, options: &MeasureOptions) -> Measurement {
     measure_all([scheme], options).pop().unwrap_or(Measurement {
         scheme,
         verify_seconds: None,
+        range_seconds: None,
         method: Method::NoImplementation,
     })
 }
@@ -186,9 +193,17 @@ fn plan(scheme: Scheme, options: &MeasureOptions) -> (Option<Scheme>, Method, f6
     }
 }
 
-/// Hashes a fresh random password at `scheme` and returns the median seconds per
-/// verification, or `None` if the scheme has no implementation or fails its self-check.
-fn time_verification(scheme: Scheme, samples: usize) -> Option<f64> {
+/// Seconds per verification: the median sample and the spread.
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+/// Hashes a fresh random password at `scheme` and times its verification, or `None` if
+/// the scheme has no implementation or fails its self-check.
+fn time_verification(scheme: Scheme, samples: usize) -> Option<Timing> {
     let password = random_password();
     let hash = make_hash(scheme, &password)?;
     let check = || verify::verify(scheme, black_box(hash.as_bytes()), black_box(&password));
@@ -215,7 +230,11 @@ fn time_verification(scheme: Scheme, samples: usize) -> Option<f64> {
         })
         .collect();
     per_verification.sort_by(f64::total_cmp);
-    per_verification.get(per_verification.len() / 2).copied()
+    Some(Timing {
+        median: *per_verification.get(per_verification.len() / 2)?,
+        min: *per_verification.first()?,
+        max: *per_verification.last()?,
+    })
 }
 
 fn duration_per(elapsed: Duration, count: usize) -> f64 {

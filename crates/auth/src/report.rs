@@ -26,6 +26,8 @@ pub struct UserRow {
     pub rounds: Option<u32>,
     /// Seconds per verification on this machine, `None` when not measured.
     pub verify_seconds: Option<f64>,
+    /// The fastest and slowest timing sample (scaled like `verify_seconds`).
+    pub verify_range_seconds: Option<[f64; 2]>,
     /// `measured`, `scaled from cost N`, `scaled from rounds N` or `not measured: ...`.
     pub how_measured: String,
     /// Over the threshold.
@@ -89,6 +91,7 @@ impl AuthFileReport {
             .map(|entry| {
                 let measurement = lookup(entry.scheme);
                 let verify_seconds = measurement.and_then(|m| m.verify_seconds);
+                let verify_range_seconds = measurement.and_then(|m| m.range_seconds);
                 let how_measured = measurement
                     .map_or(Method::NoImplementation, |m| m.method)
                     .to_string();
@@ -105,6 +108,7 @@ impl AuthFileReport {
                     cost: entry.cost(),
                     rounds: entry.rounds(),
                     verify_seconds,
+                    verify_range_seconds,
                     how_measured,
                     flagged,
                     suggested_cost,
@@ -150,11 +154,13 @@ mod tests {
             Measurement {
                 scheme: Scheme::Bcrypt { cost: 13 },
                 verify_seconds: Some(0.4),
+                range_seconds: None,
                 method: Method::ScaledFromCost(10),
             },
             Measurement {
                 scheme: Scheme::Sha1,
                 verify_seconds: Some(1e-6),
+                range_seconds: None,
                 method: Method::Measured,
             },
         ];
