@@ -3,6 +3,7 @@
 
 Usage:  python3 scripts/real-auth.py [--small] [--selftest] [--check-only]
                                      [--apache-mode auto|attach|launch]
+                                     [--classic [--ttt]] [--mpm prefork|event]
                                      [--keep-tmp] OUTDIR
 
 The story: a MediaWiki-like site behind HTTP Basic auth is slow for some users
@@ -34,14 +35,36 @@ The script
 
 --small traces with `-s 256` instead of `-s 4096` (TLS writes then take a
 fraction of the space); that is how testdata/auth/real/ is made.
+
+--classic makes the capture most operators have: `strace -ff -tt` with strace's
+default 32-byte strings, and a plain combinedssl access.log (no %P, no %D); the
+ground truth comes from a second log, truth.log (the LogFormat above), that tlsgap
+is not given.  --mpm event uses the event MPM (one child, requests in threads).
+--classic also adds what a real site has on top of the six users above:
+  * three more bcrypt users: bc13user (-B -C 13, ~0.5-1 s per verification; to
+    keep the run short it loads the page with its assets in one round only and
+    sends one wrong password), al (cost 10, a 2-character name) and
+    alexandra.longname@example.org (cost 10; strace's 32-byte cut of the log
+    write, `127.0.0.1 - alexandra.longname@e`, ends inside the name);
+  * an unknown user, mallory (not in the htpasswd file), who sends two requests
+    for the page: 401, `mallory` in %u (manifest `unknown_users`);
+  * an IPv6 client: when the machine has an IPv6 loopback (::1 on lo in
+    /proc/net/if_inet6 and a socket binds to ::1), Apache also listens on
+    [::1]:PORT and bc12user's loads of one round go to https://[::1]:PORT/
+    (manifest `ipv6`, and `client` on every request); without it everything
+    goes to 127.0.0.1 and `ipv6` is false.
+--ttt (with --classic only) traces with `strace -ff -ttt -T -y` (still the default
+32-byte strings) and appends ` %D` to access.log's combinedssl format.
+
 --selftest runs the scenario and then checks the manifest's own consistency;
 --check-only checks an existing OUTDIR without running anything.
 
 Only the Python standard library is used.  Needs root (Apache drops to
 www-data and strace must attach to it) and the Debian packages strace apache2
-apache2-utils curl openssl python3.  Takes about 20-30 s.  Exit status 0 on
-success, 1 on any failure (with a message naming the failing step), 2 on bad
-usage.  Apache and strace are stopped by PID / process group, also on SIGTERM.
+apache2-utils curl openssl python3.  Takes about 20-30 s (--classic about
+35-60 s).  Exit status 0 on success, 1 on any failure (with a message naming the
+failing step), 2 on bad usage (also --ttt without --classic).  Apache and strace
+are stopped by PID / process group, also on SIGTERM.
 """
 
 import argparse
@@ -53,6 +76,7 @@ import platform
 import re
 import shutil
 import signal
+import socket
 import statistics
 import struct
 import subprocess
@@ -83,6 +107,29 @@ USERS = [
     ("bc10user", "bc10-secret-1", ["-B", "-C", "10"], "bcrypt", 10, r"\$2y\$10\$[./0-9A-Za-z]{53}"),
     ("bc12user", "bc12-secret-1", ["-B", "-C", "12"], "bcrypt", 12, r"\$2y\$12\$[./0-9A-Za-z]{53}"),
 ]
+# --classic only: more users, added to USERS by use_classic_users()
+CLASSIC_USERS = [
+    ("bc13user", "bc13-secret-1", ["-B", "-C", "13"], "bcrypt", 13, r"\$2y\$13\$[./0-9A-Za-z]{53}"),
+    # a 2-character name
+    ("al", "al-secret-1", ["-B", "-C", "10"], "bcrypt", 10, r"\$2y\$10\$[./0-9A-Za-z]{53}"),
+    # strace's 32-byte cut of the log write `127.0.0.1 - alexandra.longname@e` ends
+    # inside the name
+    ("alexandra.longname@example.org", "alexandra-secret-1", ["-B", "-C", "10"], "bcrypt",
+     10, r"\$2y\$10\$[./0-9A-Za-z]{53}"),
+]
+# --classic only: rounds (0-based) in which a user loads the page / sends a wrong
+# password, where not every round / not the first WRONG_PER_USER rounds.  Cost 13 is
+# ~0.5-1 s per request: one load and one wrong password keep the run short.
+CLASSIC_LOAD_ROUNDS = {"bc13user": [0]}
+CLASSIC_WRONG_ROUNDS = {"bc13user": [0]}
+# --classic only: users that are not in the htpasswd file (401 without any hash
+# verified, the name still in %u): name, password sent, rounds with one request each
+UNKNOWN_USERS = [("mallory", "letmein-1", [0, 1])]
+# --classic only, when the machine has an IPv6 loopback: this user's loads of this
+# round go to https://[::1]:PORT/
+IPV6_USER = "bc12user"
+IPV6_ROUND = 1
+IPV6 = False
 USER_NAMES = [u[0] for u in USERS]
 USER_BY_NAME = {u[0]: u for u in USERS}
 BASELINE_USER = "shauser"
@@ -120,6 +167,14 @@ CLASSIC = False
 MPM = "prefork"
 CLASSIC_LOG_FORMAT = ('%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" '
                       "%{SSL_PROTOCOL}x %{SSL_CIPHER}x")
+# --classic --ttt: strace -ttt -T -y, and the operator has %D after combinedssl
+TTT = False
+TTT_LOG_FORMAT = CLASSIC_LOG_FORMAT + " %D"
+# one line of access.log in --classic mode (either format), to check it against truth.log
+CLASSIC_LOG_RE = re.compile(
+    r'^(?P<client>\S+) (?P<ident>\S+) (?P<user>\S+) \[(?P<time>[^\]]+)\] '
+    r'"(?P<request>[^"]*)" (?P<status>\d{3}) (?P<bytes>\S+) "(?P<referer>[^"]*)" '
+    r'"(?P<ua>[^"]*)" (?P<proto>\S+) (?P<cipher>\S+)(?: (?P<dur>\d+))?$')
 LOG_RE = re.compile(
     r'^(?P<client>\S+) (?P<ident>\S+) (?P<user>\S+) \[(?P<time>[^\]]+)\] '
     r'"(?P<request>[^"]*)" (?P<status>\d{3}) (?P<bytes>\S+) "(?P<referer>[^"]*)" '
@@ -137,6 +192,60 @@ def utc_offset(seconds):
     sign = "+" if seconds >= 0 else "-"
     seconds = abs(int(seconds))
     return "%s%02d%02d" % (sign, seconds // 3600, seconds % 3600 // 60)
+
+
+def use_classic_users():
+    """--classic: the users of CLASSIC_USERS join USERS, USER_NAMES and
+    USER_BY_NAME (extended in place, after the six of the checked-in sample)."""
+    for u in CLASSIC_USERS:
+        if u[0] not in USER_BY_NAME:
+            USERS.append(u)
+            USER_NAMES.append(u[0])
+            USER_BY_NAME[u[0]] = u
+
+
+def ipv6_loopback():
+    """(True, None) when ::1 is up on lo (/proc/net/if_inet6) and a socket binds to
+    it; else (False, why)."""
+    try:
+        with open("/proc/net/if_inet6") as f:
+            rows = [l.split() for l in f]
+    except OSError as e:
+        return False, "cannot read /proc/net/if_inet6: %s" % e
+    if not any(len(r) >= 6 and r[0] == "0" * 31 + "1" and r[-1] == "lo" for r in rows):
+        return False, "no ::1 on lo in /proc/net/if_inet6"
+    try:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    except OSError as e:
+        return False, "no IPv6 sockets: %s" % e
+    try:
+        s.bind(("::1", 0))
+    except OSError as e:
+        return False, "cannot bind a socket to ::1: %s" % e
+    finally:
+        s.close()
+    return True, None
+
+
+def free_port_for_apache():
+    """A port free on 127.0.0.1 and, when Apache listens there too, on ::1."""
+    port = free_port()
+    for _ in range(20):
+        if not IPV6:
+            return port
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        try:
+            s.bind(("::1", port))
+            return port
+        except OSError:
+            port = free_port()
+        finally:
+            s.close()
+    return port  # Apache then fails to bind and start() reports PortTaken
+
+
+def url_host(client):
+    return "[::1]" if client == "::1" else client
 
 
 # ---------------------------------------------------------------------------
@@ -284,20 +393,28 @@ def apache_conf(d, www, htp, cert, key, port, as_root):
               "MaxConnectionsPerChild 0", "Timeout 10", "KeepAlive Off"]
     else:
         L += apache_prefork(2, 1, 2, 4)
-    L += ["Listen 127.0.0.1:%d" % port,
-          # Debian's default level: 401s still log AH01617 (auth_basic:error)
-          "ErrorLog %s/error.log" % d, "LogLevel warn"]
+    L += ["Listen 127.0.0.1:%d" % port]
+    if IPV6:
+        L += ["Listen [::1]:%d" % port]
+    # Debian's default level: 401s still log AH01617 (auth_basic:error)
+    L += ["ErrorLog %s/error.log" % d, "LogLevel warn"]
     L += apache_docroot(www)
     L += apache_basic_auth(PROTECTED, "TlsgapWiki", htp)
     L += ["SSLSessionCache shmcb:%s/run/ssl_scache(512000)" % d,
           apache_logformat(LOG_FORMAT, "tlsgap")]
     if CLASSIC:
-        L += [apache_logformat(CLASSIC_LOG_FORMAT, "combinedssl_classic"),
+        L += [apache_logformat(TTT_LOG_FORMAT if TTT else CLASSIC_LOG_FORMAT,
+                               "combinedssl_classic"),
               "CustomLog %s/access.log combinedssl_classic" % d,
               "CustomLog %s/truth.log tlsgap" % d]
     else:
         L += ["CustomLog %s/access.log tlsgap" % d]
-    L += apache_ssl_vhost(port, [(cert, key)])
+    vhost = apache_ssl_vhost(port, [(cert, key)])
+    if IPV6:
+        # the same virtual host answers on [::1]:PORT
+        assert vhost[0] == "<VirtualHost 127.0.0.1:%d>" % port, vhost[0]
+        vhost[0] = "<VirtualHost 127.0.0.1:%d [::1]:%d>" % (port, port)
+    L += vhost
     return write_conf(os.path.join(d, "httpd.conf"), L)
 
 
@@ -408,7 +525,7 @@ class Session:
 
     def start(self):
         d = self.dir()
-        self.port = free_port()
+        self.port = free_port_for_apache()
         self.conf = apache_conf(d, self.www, self.htp, self.cert, self.key, self.port,
                                 self.as_root)
         r = run([self.apache_bin, "-f", self.conf, "-t"], step="apache config test")
@@ -543,18 +660,29 @@ def plan_requests():
     one wrong password for the page (a stale saved password); then every user
     and the anonymous visitor load the page and its assets, interleaved
     request by request (u1 page, u2 page, ..., u1 style.css, u2 style.css, ...),
-    the user order rotated by one each round."""
+    the user order rotated by one each round.
+
+    --classic: users in CLASSIC_LOAD_ROUNDS / CLASSIC_WRONG_ROUNDS load the page /
+    send a wrong password only in the rounds listed there; the UNKNOWN_USERS send
+    one request each in their rounds, after the wrong passwords; every request has
+    a `client` (IPV6_USER's loads of IPV6_ROUND go to ::1 when IPV6)."""
     plan = []
     names = list(USER_NAMES)
-    wrong_rounds = set(range(WRONG_PER_USER))
-    for rnd in range(LOADS_PER_USER):
+    all_rounds = range(LOADS_PER_USER)
+    wrong_default = set(range(WRONG_PER_USER))
+    load_rounds = CLASSIC_LOAD_ROUNDS if CLASSIC else {}
+    wrong_rounds = CLASSIC_WRONG_ROUNDS if CLASSIC else {}
+    unknown = UNKNOWN_USERS if CLASSIC else []
+    for rnd in all_rounds:
         order = names[rnd % len(names):] + names[:rnd % len(names)]
-        if rnd in wrong_rounds:
-            for u in order:
-                plan.append({"user": u, "password_ok": False, "round": rnd,
-                             "path": "%s/%s" % (PROTECTED, PAGE), "referer": None,
-                             "load": None})
-        visitors = order[:3] + [None] + order[3:]
+        wrong = [u for u in order if rnd in wrong_rounds.get(u, wrong_default)]
+        wrong += [name for name, _pw, rounds in unknown if rnd in rounds]
+        for u in wrong:
+            plan.append({"user": u, "password_ok": False, "round": rnd,
+                         "path": "%s/%s" % (PROTECTED, PAGE), "referer": None,
+                         "load": None})
+        loaders = [u for u in order if rnd in load_rounds.get(u, all_rounds)]
+        visitors = loaders[:3] + [None] + loaders[3:]
         for i, name in enumerate([PAGE] + ASSETS):
             for u in visitors:
                 base = PROTECTED if u else PUBLIC
@@ -568,7 +696,16 @@ def plan_requests():
         p["kind"] = kind_of(p["path"])
         p["auth"] = p["user"] is not None
         p["expected_status"] = 200 if (p["user"] is None or p["password_ok"]) else 401
+        if CLASSIC:
+            p["client"] = ("::1" if IPV6 and p["user"] == IPV6_USER
+                           and p["round"] == IPV6_ROUND and p["load"] else "127.0.0.1")
     return plan
+
+
+def password_of(user):
+    if user in USER_BY_NAME:
+        return USER_BY_NAME[user][1]
+    return {name: pw for name, pw, _rounds in UNKNOWN_USERS}[user]
 
 
 def do_request(port, p):
@@ -576,12 +713,17 @@ def do_request(port, p):
            "--max-time", "20", "--connect-timeout", "5",
            "-o", "/dev/null", "-w", CURL_W]
     if p["user"]:
-        pw = USER_BY_NAME[p["user"]][1] if p["password_ok"] else WRONG_PASSWORD
+        known = p["user"] in USER_BY_NAME
+        pw = password_of(p["user"]) if p["password_ok"] or not known else WRONG_PASSWORD
         cmd += ["-u", "%s:%s" % (p["user"], pw)]
+    host = url_host(p.get("client", "127.0.0.1"))
+    if ":" in host:
+        cmd.append("-g")  # [::1] is an address, not a curl glob
     if p["referer"]:
-        cmd += ["-e", "https://127.0.0.1:%d%s" % (port, p["referer"])]
-    cmd.append("https://127.0.0.1:%d%s" % (port, p["path"]))
-    step = "request n=%d (%s %s)" % (p["n"], p["user"] or "anonymous", p["path"])
+        cmd += ["-e", "https://%s:%d%s" % (host, port, p["referer"])]
+    cmd.append("https://%s:%d%s" % (host, port, p["path"]))
+    step = "request n=%d (%s %s%s)" % (p["n"], p["user"] or "anonymous", p["path"],
+                                       " from ::1" if ":" in host else "")
     t0 = time.time()
     r = run(cmd, step=step, timeout=30)
     t1 = time.time()
@@ -611,6 +753,8 @@ def drive(sess, plan):
                 p["expected_status"]))
         r = {k: p[k] for k in ("n", "user", "auth", "password_ok", "path", "kind",
                                "round", "load", "referer", "expected_status")}
+        if CLASSIC:
+            r["client"] = p["client"]
         r["status"] = res["status"]
         r["curl"] = res["curl"]
         reqs.append(r)
@@ -624,7 +768,8 @@ def parse_log_line(line):
         return None
     req = m.group("request").split(" ")
     user = m.group("user")
-    return {"pid": int(m.group("pid")), "begin_unix": float(m.group("begin")),
+    return {"client": m.group("client"),
+            "pid": int(m.group("pid")), "begin_unix": float(m.group("begin")),
             "duration_us": int(m.group("dur")),
             "user": None if user == "-" else user,
             "status": int(m.group("status")),
@@ -635,11 +780,16 @@ def parse_log_line(line):
             "tls_protocol": m.group("proto"), "tls_cipher": m.group("cipher")}
 
 
+def read_lines(path):
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace").splitlines()
+
+
 def join_access_log(reqs, path):
     """Requests are sent one at a time, so access-log line i is request n=i;
-    path, user and status are checked on every line."""
-    with open(path, "rb") as f:
-        lines = f.read().decode("utf-8", "replace").splitlines()
+    path, user and status are checked on every line, and the client (%h) where
+    the request has one (--classic)."""
+    lines = read_lines(path)
     if len(lines) != len(reqs):
         raise Fail("joining the access log: %d lines for %d requests" % (len(lines), len(reqs)))
     tz = None
@@ -652,9 +802,39 @@ def join_access_log(reqs, path):
             raise Fail("joining the access log: line %d is %s %s %s, request n=%d was %s %s %s"
                        % (i, rec["path"], rec["user"], rec["status"], r["n"], r["path"],
                           r["user"], r["status"]))
+        client = rec.pop("client")
+        if "client" in r and client != r["client"]:
+            raise Fail("joining the access log: line %d has client %s, request n=%d was "
+                       "sent from %s" % (i, client, r["n"], r["client"]))
         tz = rec.pop("time").rsplit(" ", 1)[-1]
         r["log"] = dict(line=i, **rec)
     return len(lines), tz
+
+
+def check_classic_log(reqs, path):
+    """--classic: access.log (what tlsgap is given) has one line per request too, in
+    the same order as truth.log; client, user, path and status agree, and with
+    --ttt its %D is truth.log's.  Returns a list of notes."""
+    lines = read_lines(path)
+    if len(lines) != len(reqs):
+        raise Fail("checking access.log: %d lines for %d requests" % (len(lines), len(reqs)))
+    notes = []
+    for i, (line, r) in enumerate(zip(lines, reqs), 1):
+        m = CLASSIC_LOG_RE.match(line)
+        if m is None or (m.group("dur") is not None) != TTT:
+            raise Fail("checking access.log: line %d does not match the LogFormat: %r"
+                       % (i, line))
+        req = m.group("request").split(" ")
+        got = (m.group("client"), None if m.group("user") == "-" else m.group("user"),
+               req[1] if len(req) > 1 else None, int(m.group("status")))
+        want = (r["client"], r["user"], r["path"], r["status"])
+        if got != want:
+            raise Fail("checking access.log: line %d is %s %s %s %s, request n=%d was "
+                       "%s %s %s %s" % ((i,) + got + (r["n"],) + want))
+        if TTT and int(m.group("dur")) != r["log"]["duration_us"]:
+            notes.append("access.log line %d: %%D %s, truth.log %d"
+                         % (i, m.group("dur"), r["log"]["duration_us"]))
+    return notes
 
 
 # ---------------------------------------------------------------------------
@@ -909,7 +1089,8 @@ def write_readme(outdir, m, small):
 # ---------------------------------------------------------------------------
 
 def check_manifest(outdir):
-    """The manifest's own consistency.  Returns a list of problems (empty = ok)."""
+    """The manifest's own consistency.  Returns a list of problems (empty = ok).
+    A --classic manifest is checked against truth.log (the log with %P and %D)."""
     bad = []
     try:
         with open(os.path.join(outdir, "manifest.json")) as f:
@@ -928,15 +1109,18 @@ def check_manifest(outdir):
             bad.append("paths.%s: %s is missing" % (key, p[key]))
     if not os.path.isdir(os.path.join(outdir, p["traces_dir"])):
         bad.append("paths.traces_dir: %s is missing" % p["traces_dir"])
+    classic = m.get("mode") == "classic"
+    names = list(m["users"]) if classic else USER_NAMES
+    log_path = m["truth_log"]["path"] if classic else p["access_log"]
     try:
-        with open(os.path.join(outdir, p["access_log"]), "rb") as f:
+        with open(os.path.join(outdir, log_path), "rb") as f:
             lines = f.read().decode("utf-8", "replace").splitlines()
     except OSError:
         lines = []
     reqs = m["requests"]
     if len(lines) != len(reqs):
         bad.append("access log has %d lines for %d requests" % (len(lines), len(reqs)))
-    counts = {u: [0, 0] for u in USER_NAMES}
+    counts = {u: [0, 0] for u in names}
     for r in reqs:
         tag = "request n=%d (%s %s)" % (r["n"], r["user"] or "anonymous", r["path"])
         if r["status"] != r["expected_status"]:
@@ -957,6 +1141,9 @@ def check_manifest(outdir):
         if (rec["path"], rec["user"], rec["status"]) != (r["path"], r["user"], r["status"]):
             bad.append("%s: log line %d is %s %s %d" % (tag, i, rec["path"], rec["user"],
                                                          rec["status"]))
+        if "client" in r and rec["client"] != r["client"]:
+            bad.append("%s: log line %d has client %s, request sent from %s"
+                       % (tag, i, rec["client"], r["client"]))
         if not os.path.isfile(os.path.join(outdir, r.get("trace_file") or "-")):
             bad.append("%s: trace file %s missing" % (tag, r.get("trace_file")))
         if r["user"] in counts:
@@ -964,7 +1151,7 @@ def check_manifest(outdir):
     if len({r["log"]["line"] for r in reqs if r.get("log")}) != len(reqs):
         bad.append("two requests share an access-log line")
     users = m["users"]
-    for u in USER_NAMES:
+    for u in names:
         x = users.get(u)
         if x is None:
             bad.append("user %s missing" % u)
@@ -976,10 +1163,15 @@ def check_manifest(outdir):
         if [rq.get("ok"), rq.get("unauthorized")] != counts[u]:
             bad.append("user %s: requests %s, but the request list has ok/401 %s"
                        % (u, rq, counts[u]))
-        if counts[u][0] != LOADS_PER_USER * (1 + len(ASSETS)) or counts[u][1] < 1:
+        loads = len(m["plan"]["load_rounds"][u]) if classic else LOADS_PER_USER
+        if counts[u][0] != loads * (1 + len(ASSETS)) or counts[u][1] < 1:
             bad.append("user %s: %d ok / %d 401 requests" % (u, counts[u][0], counts[u][1]))
+    if classic:
+        bad += check_classic_manifest(m, reqs)
     if bad:
         return bad
+    if classic:
+        return check_classic_ranking(m)
     v = {u: users[u]["verify_seconds"] for u in USER_NAMES}
     if not v["bc12user"] > v["bc10user"] > v["bc5user"]:
         bad.append("verification times not bc12 > bc10 > bc5: %.4f, %.4f, %.4f"
@@ -997,6 +1189,68 @@ def check_manifest(outdir):
     return bad
 
 
+def check_classic_manifest(m, reqs):
+    """--classic: unknown users, clients, the IPv6 flag."""
+    bad = []
+    unknown = m.get("unknown_users")
+    if not isinstance(unknown, dict) or not unknown:
+        return ["manifest has no unknown_users"]
+    for name, x in unknown.items():
+        mine = [r for r in reqs if r["user"] == name]
+        if name in m["users"]:
+            bad.append("unknown user %s is also in users" % name)
+        if x.get("requests") != len(mine) or not mine:
+            bad.append("unknown user %s: manifest says %s requests, the list has %d"
+                       % (name, x.get("requests"), len(mine)))
+        if any(r["status"] != 401 or r["expected_status"] != 401 for r in mine):
+            bad.append("unknown user %s: a request was not a 401" % name)
+    known = set(m["users"]) | set(unknown)
+    for r in reqs:
+        if r["user"] is not None and r["user"] not in known:
+            bad.append("request n=%d: user %s is neither in users nor unknown_users"
+                       % (r["n"], r["user"]))
+        if r.get("client") not in ("127.0.0.1", "::1"):
+            bad.append("request n=%d: client %r" % (r["n"], r.get("client")))
+    v6 = sum(1 for r in reqs if r.get("client") == "::1")
+    if m.get("ipv6") not in (True, False):
+        bad.append("manifest has no ipv6 flag")
+    elif m["ipv6"] != (v6 > 0):
+        bad.append("ipv6 is %s but %d requests came from ::1" % (m["ipv6"], v6))
+    return bad
+
+
+def check_classic_ranking(m):
+    """--classic: the bcrypt users of cost >= 10 are the ranked ones, the dearer
+    first (equal costs in any order), in verification time and in the observed
+    median %D (truth.log) alike."""
+    bad = []
+    users, er = m["users"], m["expected_ranking"]
+    cost = {u: users[u]["cost"] or 0 for u in users}
+    dear = {u for u in users if cost[u] >= 10}
+    if set(er["ranked"]) != dear:
+        bad.append("expected ranking %s is not the users of bcrypt cost >= 10 %s"
+                   % (er["ranked"], sorted(dear)))
+    if [cost[u] for u in er["ranked"]] != sorted((cost[u] for u in er["ranked"]),
+                                                 reverse=True):
+        bad.append("expected ranking not by bcrypt cost: %s" % er["ranked"])
+    if sorted(er["ranked"] + er["cheap"]) != sorted(users):
+        bad.append("expected ranking does not cover every user once")
+    med = {u: users[u]["observed"]["duration_us_ok"]["median"] for u in users}
+    cheap_max = max(med[u] for u in er["cheap"]) if er["cheap"] else 0
+    for a in dear:
+        if med[a] <= cheap_max:
+            bad.append("observed median %%D of %s (%d us) not above the cheap users' "
+                       "(%d us)" % (a, med[a], cheap_max))
+        for b in dear:
+            if cost[a] > cost[b]:
+                if not users[a]["verify_seconds"] > users[b]["verify_seconds"]:
+                    bad.append("verification time of %s not above %s's" % (a, b))
+                if not med[a] > med[b]:
+                    bad.append("observed median %%D of %s (%d us) not above %s's (%d us)"
+                               % (a, med[a], b, med[b]))
+    return bad
+
+
 # ---------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------
@@ -1008,7 +1262,10 @@ def generate(args, outdir, tools, as_root):
     started = time.time()
     notes = []
     tmp = None
-    if CLASSIC:
+    if CLASSIC and TTT:
+        # epoch stamps, syscall durations and fd paths; still strace's default -s 32
+        flags = ["-ff", "-ttt", "-T", "-y"]
+    elif CLASSIC:
         # `strace -tt -ff -o trace -p ...`: local time of day, strace's default -s 32.
         flags = ["-ff", "-tt"]
     else:
@@ -1025,7 +1282,8 @@ def generate(args, outdir, tools, as_root):
         tmp = tempfile.mkdtemp(prefix="tlsgap-auth-")
         os.chmod(tmp, 0o755)
         www, sizes = make_site(tmp)
-        log("making htpasswd (bcrypt cost 12 takes ~0.2 s)")
+        log("making htpasswd (bcrypt cost %s)" % (
+            "13 takes ~0.5-1 s" if CLASSIC else "12 takes ~0.2 s"))
         htp, hashes = make_htpasswd(tmp, tools["htpasswd"])
         cert, key = make_site_cert(tmp, tools["openssl"])
         fix_perms(tmp)
@@ -1062,8 +1320,9 @@ def generate(args, outdir, tools, as_root):
                     % str(e).splitlines()[0])
                 notes.append("attach failed, traced in launch mode: %s"
                              % str(e).splitlines()[0])
-        log("apache pid %d on 127.0.0.1:%d, workers %s, strace %s mode" % (
-            sess.parent, sess.port, sess.workers_at_attach, sess.mode))
+        log("apache pid %d on 127.0.0.1:%d%s, workers %s, strace %s mode" % (
+            sess.parent, sess.port, " and [::1]:%d" % sess.port if IPV6 else "",
+            sess.workers_at_attach, sess.mode))
         plan = plan_requests()
         log("sending %d requests" % len(plan))
         try:
@@ -1084,6 +1343,8 @@ def generate(args, outdir, tools, as_root):
         shutil.copyfile(htp, os.path.join(outdir, "htpasswd"))
         nlines, log_tz = join_access_log(
             reqs, os.path.join(outdir, "truth.log" if CLASSIC else "access.log"))
+        if CLASSIC:
+            notes += check_classic_log(reqs, os.path.join(outdir, "access.log"))
         tdir = sess.traces_dir()
         files = sorted(os.path.join(tdir, n) for n in os.listdir(tdir)
                        if re.fullmatch(r"trace\.\d+", n))
@@ -1098,17 +1359,21 @@ def generate(args, outdir, tools, as_root):
                 raise Fail("collecting traces: no trace file %s for the worker (pid %d) "
                            "that served n=%d" % (tf, r["log"]["pid"], r["n"]))
             r["trace_file"] = rel(tf, outdir)
+            # an unknown user (--classic) costs no verification: no hash to check
             r["expected_auth_seconds"] = (verify[r["user"]]["verify_seconds"]
-                                          if r["user"] else None)
+                                          if r["user"] in verify else
+                                          0.0 if r["user"] else None)
         for pid in served:
             with open(sess.trace_base() + ".%d" % pid, "rb") as f:
                 body = f.read()
             seen_htp[pid] = body.count(htp.encode())
             if not seen_htp[pid]:
                 notes.append("trace.%d never mentions %s" % (pid, htp))
-        for u in USER_NAMES:
+        for u in USER_NAMES + ([n for n, _pw, _r in UNKNOWN_USERS] if CLASSIC else []):
             if not any(r["user"] == u for r in reqs):
                 notes.append("no request for %s" % u)
+        if CLASSIC and IPV6 and not any(r["client"] == "::1" for r in reqs):
+            notes.append("no request from ::1")
 
         obs_users, obs_public = observed(reqs)
         users = {}
@@ -1143,15 +1408,16 @@ def generate(args, outdir, tools, as_root):
             "utc_offset": utc_offset(gmtoff),
             "utc_offset_seconds": gmtoff,
             "access_log_tz": log_tz,
-            "trace_tz": utc_offset(gmtoff) if CLASSIC else None,
-            "trace_timestamps": "tt" if CLASSIC else "ttt",
+            "trace_tz": utc_offset(gmtoff) if CLASSIC and not TTT else None,
+            "trace_timestamps": "tt" if CLASSIC and not TTT else "ttt",
             "versions": versions(tools),
             "paths": {"access_log": "access.log", "error_log": "error.log",
                       "htpasswd": "htpasswd", "traces_dir": "traces",
                       "config": "httpd.conf", "readme": "README.md"},
             "paths_at_creation": {"outdir": outdir, "server_root": sess.dir(),
                                   "docroot": www, "htpasswd": htp, "traces_dir": tdir},
-            "log_format": CLASSIC_LOG_FORMAT if CLASSIC else LOG_FORMAT,
+            "log_format": ((TTT_LOG_FORMAT if TTT else CLASSIC_LOG_FORMAT) if CLASSIC
+                           else LOG_FORMAT),
             "log_regex": None if CLASSIC else LOG_RE.pattern,
             "truth_log": {"path": "truth.log", "log_format": LOG_FORMAT,
                           "log_regex": LOG_RE.pattern} if CLASSIC else None,
@@ -1202,6 +1468,24 @@ def generate(args, outdir, tools, as_root):
             "requests": reqs,
             "self_check": {"ok": not notes, "notes": notes},
         }
+        if CLASSIC:
+            manifest["ipv6"] = IPV6
+            manifest["unknown_users"] = {
+                name: {"requests": sum(1 for r in reqs if r["user"] == name)}
+                for name, _pw, _rounds in UNKNOWN_USERS}
+            pl = manifest["plan"]
+            pl["interleaving"] += (
+                "; --classic: users listed in load_rounds / wrong_password_rounds only in "
+                "those rounds (0-based), the unknown users one request each after the "
+                "wrong passwords of their rounds, and ipv6_loads (when ipv6) from ::1")
+            pl["load_rounds"] = {u: list(CLASSIC_LOAD_ROUNDS.get(u, range(LOADS_PER_USER)))
+                                 for u in USER_NAMES}
+            pl["wrong_password_rounds"] = {
+                u: list(CLASSIC_WRONG_ROUNDS.get(u, range(WRONG_PER_USER)))
+                for u in USER_NAMES}
+            pl["unknown_user_rounds"] = {name: rounds for name, _pw, rounds in UNKNOWN_USERS}
+            pl["ipv6_loads"] = ({"user": IPV6_USER, "round": IPV6_ROUND,
+                                 "url": "https://[::1]:%d/" % sess.port} if IPV6 else None)
         write_manifest(os.path.join(outdir, "manifest.json"), manifest)
         if not CLASSIC:
             write_readme(outdir, manifest, args.small)
@@ -1216,6 +1500,13 @@ def generate(args, outdir, tools, as_root):
             log("  %-9s verify %.4f s  median %%D ok %7d us  401 %s" % (
                 u, users[u]["verify_seconds"], o["duration_us_ok"]["median"],
                 "%d us" % o["duration_us_401"]["median"] if o["duration_us_401"] else "-"))
+        if CLASSIC:
+            for name, _pw, _rounds in UNKNOWN_USERS:
+                d401 = [r["log"]["duration_us"] for r in reqs if r["user"] == name]
+                log("  %-9s unknown user, %d requests, median %%D 401 %d us"
+                    % (name, len(d401), statistics.median(d401)))
+            log("  ipv6      %s" % ("%d requests from ::1" % sum(
+                1 for r in reqs if r["client"] == "::1") if IPV6 else "not available"))
         log("  public    " + ", ".join("%s %d us" % (k, v["median"])
                                        for k, v in obs_public.items() if v))
         log("done in %.1f s -> %s/manifest.json" % (time.time() - started, outdir))
@@ -1247,13 +1538,21 @@ def main():
                     help="the capture most operators make: strace -tt -ff (default -s 32) "
                          "attached to the workers, and a plain combinedssl access log "
                          "(ground truth in truth.log, which tlsgap is not given)")
+    ap.add_argument("--ttt", action="store_true",
+                    help="with --classic: strace -ff -ttt -T -y (epoch stamps, durations, "
+                         "fd paths; still -s 32) and ' %%D' after access.log's combinedssl")
     ap.add_argument("--mpm", choices=["prefork", "event"], default="prefork",
                     help="Apache's MPM: prefork (a process per request) or event (threads)")
     args = ap.parse_args()
+    if args.ttt and not args.classic:
+        ap.error("--ttt is only valid with --classic")
     outdir = os.path.abspath(args.outdir)
-    global CLASSIC, MPM
+    global CLASSIC, MPM, TTT, IPV6
     CLASSIC = args.classic
+    TTT = args.ttt
     MPM = args.mpm
+    if CLASSIC:
+        use_classic_users()
 
     if args.check_only:
         bad = check_manifest(outdir)
@@ -1283,6 +1582,11 @@ def main():
         log("error: checking privileges: needs root (Apache workers run as www-data and "
             "strace must attach to them)")
         return 1
+    if CLASSIC:
+        IPV6, why = ipv6_loopback()
+        if not IPV6:
+            log("warning: no IPv6 loopback (%s): every request goes to 127.0.0.1, "
+                "manifest ipv6 false" % why)
 
     # once: the finally blocks then stop strace and Apache by PID
     raise_on_termination()
