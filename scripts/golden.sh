@@ -46,7 +46,10 @@
 #     busy). Masked with N: the JSON keys / CSV columns / Parquet fields verify_seconds,
 #     cost_per_request_seconds, total_cost_seconds, predicted_seconds,
 #     predicted_cpu_seconds, suggested_cost, latency_matches_prediction and
-#     gaps_match_prediction (all computed from that time); and in every pw file any
+#     gaps_match_prediction, server_seconds, server_time_ratio, verify_range_seconds,
+#     ratio_range, auth_seconds_per_page_view, suggested_cost_per_page (all computed
+#     from that time); the page advice's `bcrypt cost 9 would` and `8× cheaper`; and in
+#     every pw file any
 #     duration with a unit (`267.2ms`, `5.34s`, `0.268 s`, `268 ms`), the advice's
 #     `Cost 9 would` / `-C 9`, and on a line where something was masked, runs of spaces
 #     inside it become one (the table widths follow the measured figures). That masks the
@@ -56,6 +59,8 @@
 #     ranks, schemes, costs, counts, `flagged`/`!` (bcrypt 10 and 12 are over the 50 ms
 #     default and bcrypt 5 is 20x under it; the check-pw cases set thresholds far from
 #     every user's time, so their status and exit code do not depend on the machine).
+#   - every case: an auth gap's `the duration fits bcrypt cost 12-13 at this machine's
+#     speed` compares it with bcrypt measured at this run: the costs become N.
 #     GOLDEN_NOMASK=1 skips this masking (to see what it hides: capture twice, diff).
 #     Checked: two unmasked captures differ only in these places; two masked captures
 #     run at the same time (both cores busy) are identical to one run alone.
@@ -148,12 +153,18 @@ import re, sys
 path = sys.argv[1]
 KEYS = ("verify_seconds", "cost_per_request_seconds", "total_cost_seconds",
         "predicted_seconds", "predicted_cpu_seconds", "suggested_cost",
-        "latency_matches_prediction", "gaps_match_prediction")
+        "latency_matches_prediction", "gaps_match_prediction", "server_seconds",
+        "server_time_ratio", "auth_seconds_per_page_view", "suggested_cost_per_page")
+ARRAYS = re.compile(r"""(["'])(verify_range_seconds|ratio_range)\1: \[[^\]]*\]""")
 key_value = re.compile(r"""(["'])(%s)\1: ([^,}\n]+)""" % "|".join(KEYS))
 duration = re.compile(r"\b[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?( ?)(ms|s|µs|us|ns)\b")
-cost = re.compile(r"(\bCost|-C) [0-9]+\b")
+cost = re.compile(r"(\bCost|-C|bcrypt cost(?= [0-9]+ would)) [0-9]+\b")
+cheaper = re.compile(r"\b[0-9]+× cheaper")
 with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
-    lines = f.read().split("\n")
+    whole = f.read()
+# Pretty JSON spreads an array over lines: mask it whole first.
+whole = ARRAYS.sub(lambda m: m.group(1) + m.group(2) + m.group(1) + ": N", whole)
+lines = whole.split("\n")
 
 def csv_fields(line):
     out, i = [], 0
@@ -184,6 +195,7 @@ for n, line in enumerate(lines):
     before = new
     new = duration.sub(r"N\1\2", new)
     new = cost.sub(r"\1 N", new)
+    new = cheaper.sub("N× cheaper", new)
     if text and new != before:
         indent = len(new) - len(new.lstrip(" "))
         new = new[:indent] + re.sub(r" {2,}", " ", new[indent:])
@@ -232,6 +244,7 @@ case_() {
         sed -i -E "s|$TMP|@TMP@|g; s|$ROOT|@ROOT@|g
             s/^(tlsgap_run_timestamp_seconds) [0-9.e+-]+$/\1 @NOW@/
             s/^(thread '[^']*') \([0-9]+\) panicked/\1 (@TID@) panicked/
+            s/fits bcrypt cost [0-9]+(-[0-9]+)? at this machine/fits bcrypt cost N at this machine/g
             s/ panicked at [^ ]+:[0-9]+:[0-9]+:$/ panicked at @LOC@:/" "$f"
     done
     if [[ "$name" == *-pw-* ]] && [ -z "${GOLDEN_NOMASK:-}" ]; then

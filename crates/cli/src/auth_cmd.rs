@@ -70,6 +70,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
         trace_tz: args.trace_tz.clone(),
         threshold: args.threshold,
         min_gap_seconds: args.min_gap,
+        page_budget: args.page_budget,
     };
     let AuthOutcome { report, failed } = auth::run(logs.as_ref(), &opts, &notes)?;
     let mut out = output::open(out_path)?;

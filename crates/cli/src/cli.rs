@@ -239,6 +239,12 @@ pub struct GapsArgs {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
 
+    /// Seconds one bcrypt cost-8 verification takes where the trace was made: the
+    /// speed an auth gap's duration is compared with when the trace does not show the
+    /// verified entry (default: measured on this machine at each run).
+    #[arg(long, value_name = "SECONDS")]
+    pub bcrypt_speed: Option<f64>,
+
     /// Output format; csv and parquet rows: every gap, then every blocked interval.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
     pub format: RowsFormat,
@@ -280,6 +286,11 @@ pub struct AuthArgs {
     /// Shortest trace gap considered (seconds).
     #[arg(long, value_name = "SECONDS", default_value_t = 0.01)]
     pub min_gap: f64,
+
+    /// Budget of password-check time per page view (a page and the assets the same
+    /// client loads with it within 5 s); users over it get the bcrypt cost that fits.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
+    pub page_budget: f64,
 
     /// Output format; csv and parquet rows: one per user.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]

@@ -27,6 +27,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
             .collect(),
         min_gap_seconds: args.min_gap,
         top: args.top,
+        bcrypt_speed: args.bcrypt_speed,
     };
     let GapsOutcome { report, inputs } = gaps::run(&opts, &stderr_notes(false))?;
     let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use tlsgap_agg::authjoin::{
     join, path_kind, AuthGap, AuthReport, Evidence, LogWrite, Predicted, Request,
+    DEFAULT_PAGE_BUDGET_SECONDS, HEAD_MAX,
 };
 use tlsgap_agg::gaps::{Cause, Clock, GapAnalyzer};
 use tlsgap_agg::LineStats;
@@ -34,6 +35,8 @@ pub struct AuthOptions {
     pub threshold: f64,
     /// Shortest trace gap considered (seconds).
     pub min_gap_seconds: f64,
+    /// Password-check seconds per page view above which a user gets page advice.
+    pub page_budget: f64,
 }
 
 impl Default for AuthOptions {
@@ -44,6 +47,7 @@ impl Default for AuthOptions {
             trace_tz: None,
             threshold: 0.05,
             min_gap_seconds: 0.01,
+            page_budget: DEFAULT_PAGE_BUDGET_SECONDS,
         }
     }
 }
@@ -88,6 +92,22 @@ pub fn read_logs(run: &RunOptions) -> Result<LogEvidence> {
         failed: summary.input_failed(),
         stats: summary.stats,
         user_slot: UserSlot::of(&format),
+        sub_second_times: sub_second_times(&format),
+    })
+}
+
+/// Whether `format`'s request time has sub-second resolution (a fraction field,
+/// `%{msec}t`, `$msec`, ...), else the second of `%t`.
+pub fn sub_second_times(format: &Format) -> bool {
+    format.fields.iter().any(|f| {
+        matches!(
+            f.kind,
+            Kind::Time(
+                TimeSpec::Frac { .. }
+                    | TimeSpec::EpochDecimal
+                    | TimeSpec::Epoch { per_second: 1000.. }
+            )
+        )
     })
 }
 
@@ -122,6 +142,7 @@ pub struct RequestFields {
     user: Option<usize>,
     status: Option<usize>,
     pid: Option<usize>,
+    client: Option<usize>,
 }
 
 impl RequestFields {
@@ -131,6 +152,7 @@ impl RequestFields {
             user: f.role(Role::User),
             status: f.role(Role::Status),
             pid: f.role(Role::Pid),
+            client: f.role(Role::Client),
         }
     }
 
@@ -148,7 +170,6 @@ impl RequestFields {
             .or_else(|| rec.role(Role::Path))
             .unwrap_or_default();
         Request {
-            user,
             status: self
                 .status
                 .and_then(|i| rec.int(i))
@@ -161,8 +182,24 @@ impl RequestFields {
                 .and_then(|i| rec.int(i))
                 .and_then(|p| u32::try_from(p).ok()),
             kind: path_kind(&target),
+            client: self
+                .client
+                .and_then(|i| rec.raw(i))
+                .map(|c| tlsgap_parser::lossless_text(c).into_owned()),
+            head: user.is_some().then(|| line_head(rec, self.user)).flatten(),
+            user,
         }
     }
+}
+
+/// The start of `rec`'s line through its user field and 32 bytes more (the time, in
+/// the common formats), at most [`HEAD_MAX`] bytes.
+fn line_head(rec: &Record<'_>, user: Option<usize>) -> Option<Box<[u8]>> {
+    let line = rec.line();
+    let field = rec.raw(user?)?;
+    let start = (field.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+    let end = (start + field.len() + 32).min(line.len()).min(HEAD_MAX);
+    line.get(..end).map(Box::from)
 }
 
 /// Access-log evidence: the requests, their line counts, and whether an input failed.
@@ -177,6 +214,8 @@ pub struct LogEvidence {
     /// Where the user field is in the first bytes of a line of this format (to read
     /// it from the workers' log writes in the traces).
     pub user_slot: Option<UserSlot>,
+    /// Whether the format's request time has sub-second resolution.
+    pub sub_second_times: bool,
 }
 
 /// Where `%u` sits in the first bytes of an access-log line, so that the user can be
@@ -344,14 +383,18 @@ struct WriteScan {
     day: i64,
     last_tod: u64,
     slot: UserSlot,
+    /// For `-t`/`-tt` stamps: an instant on the run's first day and the zone, to date
+    /// them.
+    anchor: Option<(i64, TraceTz)>,
 }
 
 impl WriteScan {
-    fn new(slot: UserSlot) -> WriteScan {
+    fn new(slot: UserSlot, anchor: Option<(i64, TraceTz)>) -> WriteScan {
         WriteScan {
             day: 0,
             last_tod: 0,
             slot,
+            anchor,
         }
     }
 }
@@ -377,9 +420,10 @@ impl WriteScan {
         }
         let Some(pid) = t.pid.or(hint) else { return };
         let mut args = strace::args(call.args);
-        if !args.next().is_some_and(may_be_log_fd) {
+        let Some(fd_arg) = args.next().filter(|a| may_be_log_fd(a)) else {
             return;
-        }
+        };
+        let fd = strace::fd_arg(fd_arg).map(|(fd, _)| fd);
         let logged = args
             .filter_map(|a| {
                 let inner = strace::inner(a).unwrap_or(a);
@@ -391,17 +435,30 @@ impl WriteScan {
                     })
                     .next()
             })
-            .find_map(|(s, cut)| logged_user(&s, cut, self.slot));
-        if let Some(logged) = logged {
+            .find_map(|(s, cut)| logged_user(&s, cut, self.slot).map(|l| (l, s, cut)));
+        if let Some((logged, bytes, cut)) = logged {
             let (user, string_limit) = match logged {
                 Logged::User(u) => (Some(u), None),
                 Logged::Cut { string_limit } => (None, Some(string_limit)),
             };
+            let (at, epoch) = clock_us(stamp, self.day);
+            let epoch_at = if epoch {
+                Some(at)
+            } else {
+                self.anchor.map(|(anchor, tz)| tz.instant(anchor, at))
+            };
+            let mut head = bytes.into_owned();
+            let cut = cut || head.len() > HEAD_MAX;
+            head.truncate(HEAD_MAX);
             out.push(LogWrite {
                 pid,
-                at: clock_us(stamp, self.day).0,
+                at,
                 user,
                 string_limit,
+                epoch_at,
+                head,
+                cut,
+                fd,
             });
         }
     }
@@ -511,6 +568,12 @@ pub fn build_report(
             args.threshold
         );
     }
+    if !(args.page_budget.is_finite() && args.page_budget > 0.0) {
+        bail!(
+            "--page-budget {}: not a positive number of seconds",
+            args.page_budget
+        );
+    }
     let trace_tz = args.trace_tz.as_deref().map(TraceTz::parse).transpose()?;
     let mut failed = false;
     let mut notes = Vec::new();
@@ -530,18 +593,23 @@ pub fn build_report(
                 ));
             }
             let report = AuthFileReport::build(&file, &MeasureOptions::default(), args.threshold);
+            // One row per entry, in file order.
             let map: BTreeMap<String, Predicted> = report
                 .users
                 .into_iter()
-                .map(|u| {
+                .zip(&file.entries)
+                .map(|(u, entry)| {
                     (
                         u.user.clone(),
                         Predicted {
                             scheme: u.scheme,
+                            kind: Some(entry.scheme),
                             cost: u.cost,
                             rounds: u.rounds,
                             verify_seconds: u.verify_seconds,
+                            verify_range_seconds: u.verify_range_seconds,
                             how_measured: u.how_measured,
+                            server_seconds: u.verify_seconds,
                             flagged: u.flagged,
                             suggested_cost: u.suggested_cost,
                             advice: u.advice,
@@ -566,6 +634,7 @@ pub fn build_report(
                 .to_string(),
         );
     }
+    let sub_second_times = logs.as_ref().is_some_and(|l| l.sub_second_times);
     let requests = logs.map(|l| {
         failed |= l.failed;
         if l.stats.malformed_total() > 0 {
@@ -580,6 +649,14 @@ pub fn build_report(
     let (gaps, writes) = if args.traces.is_empty() {
         (None, Vec::new())
     } else {
+        // A date for -t/-tt traces: the first request's, in the trace's zone.
+        let first = requests
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|r| r.begin_us.map(|b| (b, r.offset_minutes.unwrap_or(0))))
+            .min();
+        let anchor = first.map(|(b, log_off)| (b, trace_tz.unwrap_or(TraceTz::Offset(log_off))));
         let names = expand_inputs(&args.traces);
         let mut analyzer = GapAnalyzer::new(analyzer_options(args.min_gap_seconds, 0)?);
         // One pass per trace feeds the analyzer and collects the workers' log writes
@@ -588,7 +665,7 @@ pub fn build_report(
         let inputs: Vec<_> = names
             .iter()
             .map(|n| {
-                let mut scan = slot.map(WriteScan::new);
+                let mut scan = slot.map(|s| WriteScan::new(s, anchor));
                 feed(n, &mut analyzer, notes_out, |hint, line| {
                     if let Some(scan) = scan.as_mut() {
                         scan.line(hint, line, &mut writes);
@@ -598,13 +675,6 @@ pub fn build_report(
             .collect();
         failed |= inputs.iter().any(|i| i.error.is_some());
         let report = analyzer.finish();
-        // A date for -t/-tt traces: the first request's, in the trace's zone.
-        let first = requests
-            .as_deref()
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(|r| r.begin_us.map(|b| (b, r.offset_minutes.unwrap_or(0))))
-            .min();
         let mut no_date = false;
         let gaps: Vec<AuthGap> = report
             .gaps
@@ -615,11 +685,8 @@ pub fn build_report(
                 let end = g.end_day * 86_400_000_000 + g.end_nanos / 1000;
                 let (epoch_start, epoch_end) = match g.clock {
                     Clock::Unix => (Some(g.start_nanos / 1000), Some(g.end_nanos / 1000)),
-                    Clock::TimeOfDay => match first {
-                        Some((b, log_off)) => {
-                            let tz = trace_tz.unwrap_or(TraceTz::Offset(log_off));
-                            (Some(tz.instant(b, start)), Some(tz.instant(b, end)))
-                        }
+                    Clock::TimeOfDay => match anchor {
+                        Some((b, tz)) => (Some(tz.instant(b, start)), Some(tz.instant(b, end))),
                         None => {
                             no_date = true;
                             (None, None)
@@ -655,6 +722,8 @@ pub fn build_report(
         gaps,
         writes,
         threshold_seconds: args.threshold,
+        page_budget_seconds: args.page_budget,
+        sub_second_times,
     });
     report.notes.extend(notes);
     Ok(AuthOutcome { report, failed })

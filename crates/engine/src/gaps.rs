@@ -3,7 +3,9 @@
 
 use std::io::Read as _;
 
-use tlsgap_agg::gaps::{pid_from_file_name, GapAnalyzer, GapOptions, GapsReport};
+use tlsgap_agg::gaps::{
+    duration_note, pid_from_file_name, Cause, GapAnalyzer, GapOptions, GapsReport, ENTRY_NOT_SHOWN,
+};
 use tlsgap_agg::InputReport;
 
 use crate::input::{describe_read_error, Input};
@@ -19,6 +21,9 @@ pub struct GapsOptions {
     pub min_gap_seconds: f64,
     /// How many of the longest gaps the summary lists.
     pub top: usize,
+    /// Seconds per bcrypt cost-8 verification to compare auth gaps with; `None`:
+    /// measure it on this machine.
+    pub bcrypt_speed: Option<f64>,
 }
 
 /// What the run found.
@@ -61,7 +66,14 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
     if inputs.iter().all(|i| i.error.is_some() && i.lines == 0) {
         return Err(crate::err!("no trace could be read").with_kind(crate::ErrorKind::NoInput));
     }
-    let report = analyzer.finish();
+    if opts
+        .bcrypt_speed
+        .is_some_and(|s| !(s.is_finite() && s > 0.0))
+    {
+        bail!("--bcrypt-speed: not a positive number of seconds");
+    }
+    let mut report = analyzer.finish();
+    note_unknown_schemes(&mut report, opts.bcrypt_speed);
     if report.lines.trace == 0 && inputs.iter().all(|i| i.error.is_none()) {
         let shown: Vec<&str> = names
             .iter()
@@ -76,6 +88,43 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
         .with_kind(crate::ErrorKind::NoInput));
     }
     Ok(GapsOutcome { report, inputs })
+}
+
+/// Says what each `auth` gap whose verified entry the trace does not show is
+/// consistent with, from its duration against bcrypt measured on this machine (the
+/// scheme of the first entry a cut `read()` shows is not the verified user's).
+fn note_unknown_schemes(report: &mut GapsReport, given: Option<f64>) {
+    const AT: u32 = 8;
+    let unknown = |g: &tlsgap_agg::gaps::Gap| {
+        g.cause == Cause::Auth
+            && g.detail
+                .as_deref()
+                .is_none_or(|d| d.starts_with(ENTRY_NOT_SHOWN))
+    };
+    if !report.gaps.iter().any(unknown) {
+        return;
+    }
+    let (speed, place) = match given {
+        Some(s) => (s, "the given speed"),
+        None => {
+            let options = tlsgap_auth::MeasureOptions {
+                samples: 5,
+                ..tlsgap_auth::MeasureOptions::default()
+            };
+            let measured = tlsgap_auth::measure(tlsgap_auth::Scheme::Bcrypt { cost: AT }, &options);
+            let Some(here) = measured.verify_seconds else {
+                return;
+            };
+            (here, "this machine's speed")
+        }
+    };
+    for g in report.gaps.iter_mut().filter(|g| unknown(g)) {
+        let note = duration_note(g.seconds, speed, AT, place);
+        g.detail = Some(match g.detail.take() {
+            Some(d) => format!("{d}; {note}"),
+            None => format!("scheme not shown; {note}"),
+        });
+    }
 }
 
 /// Expand trace arguments: none is standard input; a pattern with `*`, `?` or `[`

@@ -1,25 +1,85 @@
-//! `tlsgap auth` as a table (fits 80 columns).
+//! `tlsgap auth` as a table: every line fits 80 columns (advice is wrapped).
 
-use tlsgap_agg::authjoin::AuthReport;
+use tlsgap_agg::authjoin::{AuthReport, Basis};
 
 use crate::emit::{fit, text_table, thousands};
 use crate::escape;
 
-fn ms(x: Option<f64>) -> String {
+/// Seconds, compact: `0.12ms`, `4.1ms`, `380ms`, `1.92s`.
+fn secs(x: Option<f64>) -> String {
     match x {
         Some(s) if s.abs() >= 1.0 => format!("{s:.2}s"),
-        Some(s) => format!("{:.1}ms", s * 1000.0 + 0.0),
+        Some(s) if s.abs() >= 0.010 => format!("{:.0}ms", s * 1000.0 + 0.0),
+        Some(s) if s.abs() >= 0.001 => format!("{:.1}ms", s * 1000.0 + 0.0),
+        Some(s) => format!("{:.2}ms", s * 1000.0 + 0.0),
         None => "-".into(),
     }
 }
 
-/// The `auth` table: users ranked by cost, advice and notes.
+/// `text` folded at spaces into lines of at most `width` characters, the first
+/// starting with `first`, the others indented by `indent` spaces.
+fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut len = line.chars().count();
+    // A prefix counts as a word: the text goes on after a space.
+    let mut empty = first.is_empty();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let n = word.chars().count();
+        if !empty && len + 1 + n > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+            len = indent;
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(word);
+        len += n;
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+/// The `auth` table: users ranked by cost, page views, advice and notes.
 pub fn table(r: &AuthReport) -> String {
-    let mut out = format!(
-        "authentication cost per user (evidence: {}; flagged above {})\n\n",
-        r.evidence.join(", "),
-        ms(Some(r.threshold_seconds))
+    let mut out = wrap(
+        "",
+        &format!(
+            "authentication cost per user (evidence: {}; flagged above {} per request, \
+             page advice above {} per page view)",
+            r.evidence.join(", "),
+            secs(Some(r.threshold_seconds)),
+            secs(Some(r.page_budget_seconds)),
+        ),
+        80,
+        2,
     );
+    let c = &r.calibration;
+    let basis = match c.basis {
+        Basis::ThisMachine => "times measured on this machine (no observed times to \
+                               calibrate on)"
+            .to_string(),
+        _ => format!(
+            "times {} = this machine's × {:.2}{}, from {}",
+            c.basis.place(),
+            c.server_time_ratio,
+            c.ratio_range
+                .map(|[a, b]| format!(" (users' ratios {a:.2}-{b:.2})"))
+                .unwrap_or_default(),
+            c.users.join(", ")
+        ),
+    };
+    // Without an htpasswd file nothing is predicted, so there is no basis to name.
+    if r.evidence.contains(&"htpasswd") {
+        out.push_str(&wrap("", &escape::terminal(&basis), 80, 2));
+    }
+    out.push('\n');
     let has_log = r.evidence.contains(&"log");
     let rows: Vec<Vec<String>> = r
         .users
@@ -34,20 +94,22 @@ pub fn table(r: &AuthReport) -> String {
                         _ => p.scheme.to_string(),
                     });
             let flag = u.htpasswd.as_ref().is_some_and(|p| p.flagged);
+            let name = fit(&escape::terminal(&u.user), if flag { 16 } else { 18 });
             vec![
                 u.rank.to_string(),
-                format!("{}{}", u.user, if flag { " !" } else { "" }),
+                format!("{name}{}", if flag { " !" } else { "" }),
                 scheme,
-                ms(u.htpasswd.as_ref().and_then(|p| p.verify_seconds)),
+                secs(u.cost_per_request_seconds),
                 if has_log {
                     thousands(u.requests)
                 } else {
                     "-".into()
                 },
-                ms(u.predicted_cpu_seconds),
-                ms(u.extra_latency_seconds),
+                u.requests_per_page_view
+                    .map_or("-".into(), |n| format!("{n:.1}")),
+                secs(u.auth_seconds_per_page_view),
                 u.observed_gaps.map_or("-".into(), |g| {
-                    format!("{} × {}", g.count, ms(Some(g.p50_seconds)))
+                    format!("{} × {}", g.count, secs(Some(g.p50_seconds)))
                 }),
             ]
         })
@@ -57,63 +119,111 @@ pub fn table(r: &AuthReport) -> String {
             "#",
             "user",
             "scheme",
-            "predicted",
-            "requests",
-            "cpu total",
-            "extra",
+            "per req",
+            "reqs",
+            "/view",
+            "per view",
             "auth gaps",
         ],
         &rows,
-        24,
+        18,
     ));
+    out.push_str(
+        "\nper req: password check per request; /view: requests per page view (a page and\n\
+         its assets); per view: password checks per page view; auth gaps: traced gaps\n\
+         tied to the user (count × median); ! over the per-request budget\n",
+    );
+    let a = &r.attribution;
+    if r.evidence.contains(&"traces") {
+        out.push_str(&wrap(
+            "",
+            &format!(
+                "auth gaps tied to users: {} by the worker's log write, {} by its access-log \
+                 line, {} by PID and time, {} by time alone; {} not tied ({} cut off, {} \
+                 ambiguous)",
+                a.by_log_write,
+                a.by_log_line,
+                a.by_pid_and_time,
+                a.by_time,
+                a.unattributed,
+                a.user_cut_off,
+                a.ambiguous
+            ),
+            80,
+            2,
+        ));
+    }
     if let Some(total) = r.predicted_cpu_seconds {
         out.push_str(&format!(
             "\npredicted password-verification CPU over the log: {}\n",
-            ms(Some(total))
+            secs(Some(total))
         ));
         for d in &r.per_day {
             out.push_str(&format!(
                 "  {}  {:>9} requests  {}\n",
                 d.date,
                 thousands(d.requests),
-                ms(Some(d.predicted_cpu_seconds))
+                secs(Some(d.predicted_cpu_seconds))
             ));
         }
     }
-    let advice: Vec<&String> = r
-        .users
-        .iter()
-        .filter_map(|u| u.htpasswd.as_ref().and_then(|p| p.advice.as_ref()))
-        .collect();
-    if !advice.is_empty() {
-        out.push('\n');
-        for u in r.users.iter() {
-            if let Some(a) = u.htpasswd.as_ref().and_then(|p| p.advice.as_ref()) {
-                out.push_str(&format!(
-                    "{}: {}\n",
-                    escape::terminal(&u.user),
-                    escape::terminal(a)
-                ));
-            }
+    let mut advice = String::new();
+    for u in &r.users {
+        let name = escape::terminal(&u.user);
+        if let Some(text) = &u.page_advice {
+            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), 80, 2));
+        }
+        if let Some(text) = u.htpasswd.as_ref().and_then(|p| p.advice.as_ref()) {
+            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), 80, 2));
         }
     }
+    if !advice.is_empty() {
+        out.push('\n');
+        out.push_str(&advice);
+    }
     if !r.users_not_in_htpasswd.is_empty() {
-        out.push_str(&format!(
-            "\nnot in the htpasswd file: {}\n",
-            fit(&escape::terminal(&r.users_not_in_htpasswd.join(", ")), 60)
+        out.push('\n');
+        out.push_str(&wrap(
+            "not in the htpasswd file:",
+            &escape::terminal(&r.users_not_in_htpasswd.join(", ")),
+            80,
+            2,
         ));
     }
     if !r.htpasswd_users_without_gaps.is_empty() {
-        out.push_str(&format!(
-            "no auth gap observed for: {}\n",
-            fit(
-                &escape::terminal(&r.htpasswd_users_without_gaps.join(", ")),
-                60
-            )
+        out.push_str(&wrap(
+            "no auth gap observed for:",
+            &escape::terminal(&r.htpasswd_users_without_gaps.join(", ")),
+            80,
+            2,
         ));
     }
     for n in &r.notes {
-        out.push_str(&format!("note: {}\n", escape::terminal(n)));
+        out.push_str(&wrap("note:", &escape::terminal(n), 80, 2));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_every_line_within_the_width() {
+        let text = "a ".repeat(100) + &"x".repeat(90);
+        let w = wrap("note:", &text, 80, 2);
+        for line in w.lines() {
+            // A single word longer than the width stands alone on its line.
+            assert!(
+                line.chars().count() <= 80 || !line.trim().contains(' '),
+                "{line}"
+            );
+        }
+        assert!(w.starts_with("note: a a"));
+        assert!(w.lines().nth(1).unwrap().starts_with("  a"));
+        assert_eq!(secs(Some(0.38)), "380ms");
+        assert_eq!(secs(Some(0.0041)), "4.1ms");
+        assert_eq!(secs(Some(0.00012)), "0.12ms");
+        assert_eq!(secs(Some(1.916)), "1.92s");
+    }
 }

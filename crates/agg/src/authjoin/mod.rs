@@ -8,10 +8,12 @@
 //!   path kind (page, style, script, image, other); the extra latency is what the
 //!   password check costs when nothing else differs.
 //! - **traces**: `auth` gaps from the strace analysis, attributed to a request and a
-//!   user by, in this order: the worker PID and the request's time window (`%P` with
-//!   `%t`/`%{begin:...}t` and `%D`); the access-log line the same worker writes after
-//!   the gap (its bytes carry the user); the time window alone when only one user had
-//!   a request in flight.
+//!   user (see [`attribute`](self) for the methods and the rule against guessing).
+//!
+//! Predictions measured here are scaled to the server's speed when the evidence holds
+//! the server's own times (see [`Calibration`]). Per user the report also gives page
+//! views (a page and its assets, see [`PAGE_VIEW_SECONDS`]) and the password-check time
+//! each one costs.
 //!
 //! Users are ranked by cost per request: the predicted verification time when the
 //! htpasswd file is given, else the median observed gap, else the median extra
@@ -22,6 +24,14 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::quantile::nearest_rank;
+
+mod attribute;
+mod calibrate;
+mod views;
+
+use attribute::{Index, Method, Unattributed};
+pub use calibrate::{Basis, Calibration, MIN_OBSERVED_SECONDS};
+pub use views::PAGE_VIEW_SECONDS;
 
 /// What a request path serves, for like-for-like latency comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -75,7 +85,16 @@ pub struct Request {
     pub pid: Option<u32>,
     /// Path kind.
     pub kind: PathKind,
+    /// The client (`%h`, `$remote_addr`), for page views.
+    pub client: Option<String>,
+    /// For requests with a user: the start of the line as written, through the user
+    /// field and some bytes more (at most [`HEAD_MAX`]), to match a worker's log
+    /// write in a trace to its line.
+    pub head: Option<Box<[u8]>>,
 }
+
+/// The longest line start kept in [`Request::head`] and [`LogWrite::head`].
+pub const HEAD_MAX: usize = 512;
 
 /// An access-log line a worker wrote, seen in a trace (`write(fd, "127.0.0.1 - bob [..."`),
 /// whole or as strace cut it (`-s 32` by default).
@@ -90,6 +109,16 @@ pub struct LogWrite {
     pub user: Option<String>,
     /// With `user` cut off: a `-s` that would show it.
     pub string_limit: Option<usize>,
+    /// When, µs since the epoch, when the trace's clock gives a date (`-ttt`, or
+    /// `-t`/`-tt` dated by the access log).
+    pub epoch_at: Option<i64>,
+    /// The written bytes as strace showed them (at most [`HEAD_MAX`]).
+    pub head: Vec<u8>,
+    /// Whether strace cut the string (`"..."...`).
+    pub cut: bool,
+    /// The file descriptor written to: a server with two logs that start alike
+    /// (`CustomLog` twice) writes each request twice, once per descriptor.
+    pub fd: Option<i64>,
 }
 
 /// An `auth` gap from the strace analysis.
@@ -119,15 +148,23 @@ pub struct AuthGap {
 pub struct Predicted {
     /// `bcrypt`, `apr1`, `sha1`, ...
     pub scheme: &'static str,
+    /// The scheme with its work factor, to re-advise on the server's time.
+    #[serde(skip)]
+    pub kind: Option<tlsgap_auth::Scheme>,
     /// bcrypt cost.
     pub cost: Option<u32>,
     /// SHA-crypt rounds.
     pub rounds: Option<u32>,
-    /// Seconds per verification here.
+    /// Seconds per verification measured on this machine (median of the samples).
     pub verify_seconds: Option<f64>,
+    /// The fastest and slowest sample on this machine.
+    pub verify_range_seconds: Option<[f64; 2]>,
     /// How that figure was obtained.
     pub how_measured: String,
-    /// Over the threshold.
+    /// Seconds per verification on the report's basis (`calibration`): this
+    /// machine's figure × the server's time ratio.
+    pub server_seconds: Option<f64>,
+    /// Over the threshold (on the report's basis).
     pub flagged: bool,
     /// The largest bcrypt cost under the threshold, for flagged bcrypt users.
     pub suggested_cost: Option<u32>,
@@ -190,6 +227,20 @@ pub struct UserCost {
     pub latency_matches_prediction: Option<bool>,
     /// `auth` gaps attributed to the user.
     pub observed_gaps: Option<Spread>,
+    /// Of those, gaps of requests that ended 401 (a wrong password is verified too),
+    /// when the evidence gave the status.
+    pub observed_gaps_401: u64,
+    /// Page views: a page and the assets the same client loaded with it.
+    pub page_views: Option<u64>,
+    /// Requests per page view.
+    pub requests_per_page_view: Option<f64>,
+    /// Password-check seconds per page view: requests per view × cost per request.
+    pub auth_seconds_per_page_view: Option<f64>,
+    /// Over the page budget: the largest bcrypt cost that brings a page view under
+    /// it (`None` when even cost 4 would not, or the user is not bcrypt).
+    pub suggested_cost_per_page: Option<u32>,
+    /// A sentence on page views, when one is over the budget.
+    pub page_advice: Option<String>,
     /// Whether the median gap matches the predicted verification time (same
     /// tolerance).
     pub gaps_match_prediction: Option<bool>,
@@ -217,11 +268,16 @@ pub struct Attribution {
     pub by_log_write: u64,
     /// By time window alone.
     pub by_time: u64,
+    /// By the worker's next log write, cut before the user ended, matched to its
+    /// access-log line (client, start of the user, time).
+    pub by_log_line: u64,
     /// Not attributed.
     pub unattributed: u64,
     /// Of the unattributed: the worker's next log write was cut by strace's `-s`
-    /// before the user name.
+    /// before the user name (and the access log did not pin its line).
     pub user_cut_off: u64,
+    /// Of the unattributed: the evidence named more than one user.
+    pub ambiguous: u64,
 }
 
 /// `tlsgap auth --format json`.
@@ -229,6 +285,10 @@ pub struct Attribution {
 pub struct AuthReport {
     /// Per-request budget (seconds) above which a user is flagged.
     pub threshold_seconds: f64,
+    /// Password-check seconds per page view above which a user gets page advice.
+    pub page_budget_seconds: f64,
+    /// Whose speed the predictions are on.
+    pub calibration: Calibration,
     /// Evidence given: `htpasswd`, `log`, `traces`.
     pub evidence: Vec<&'static str>,
     /// Users by cost per request, descending.
@@ -260,7 +320,16 @@ pub struct Evidence {
     pub writes: Vec<LogWrite>,
     /// Flag threshold, seconds.
     pub threshold_seconds: f64,
+    /// Page budget, seconds of password checks per page view (0: none given, see
+    /// [`DEFAULT_PAGE_BUDGET_SECONDS`]).
+    pub page_budget_seconds: f64,
+    /// Whether the log's request times have sub-second resolution (else `%t`'s
+    /// second: a request logged at `10:00:07` began within that second).
+    pub sub_second_times: bool,
 }
+
+/// The default page budget: half a second of password checks per page view.
+pub const DEFAULT_PAGE_BUDGET_SECONDS: f64 = 0.5;
 
 fn matches(observed: f64, predicted: f64) -> bool {
     (observed - predicted).abs() <= (0.5 * predicted).max(0.020)
@@ -273,76 +342,6 @@ fn date_of(us: i64, offset: i16) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Why a gap was not tied to a user.
-enum Unattributed {
-    /// No evidence names the request.
-    NoEvidence,
-    /// The worker's log write was cut before the user; `-s` this large shows it.
-    Cut(Option<usize>),
-}
-
-/// Attribute `gap` to a user; the second value names the method. `same_pid` holds the
-/// starts of every auth gap of the gap's thread, sorted.
-fn attribute(
-    gap: &AuthGap,
-    same_pid: &[i64],
-    requests: &[Request],
-    writes: &[LogWrite],
-) -> Result<(String, &'static str), Unattributed> {
-    const SLACK_US: i64 = 50_000;
-    let window = |r: &Request| -> Option<(i64, i64)> {
-        let b = r.begin_us?;
-        let d = i64::try_from(r.duration_us?).ok()?;
-        Some((b - SLACK_US, b + d + SLACK_US))
-    };
-    if let (Some(s), Some(e)) = (gap.epoch_start, gap.epoch_end) {
-        let mid = s + (e - s) / 2;
-        let by_pid = requests.iter().find(|r| {
-            r.pid == Some(gap.pid) && window(r).is_some_and(|(a, b)| a <= mid && mid <= b)
-        });
-        if let Some(u) = by_pid.and_then(|r| r.user.clone()) {
-            return Ok((u, "pid_and_time"));
-        }
-    }
-    // The thread's next log write is the request that paid for the gap, unless the
-    // thread verified another password (a later gap) before writing it.
-    let next_gap = same_pid
-        .iter()
-        .copied()
-        .find(|&start| start > gap.start)
-        .unwrap_or(i64::MAX);
-    let next_write = writes
-        .iter()
-        .filter(|w| w.pid == gap.pid && w.at >= gap.end && w.at - gap.end <= 30_000_000)
-        .filter(|w| w.at < next_gap)
-        .min_by_key(|w| w.at);
-    let mut cut = None;
-    if let Some(w) = next_write {
-        match &w.user {
-            Some(u) if u != "-" => return Ok((u.clone(), "log_write")),
-            Some(_) => {}
-            None => cut = Some(w.string_limit),
-        }
-    }
-    if let (Some(s), Some(e)) = (gap.epoch_start, gap.epoch_end) {
-        let mid = s + (e - s) / 2;
-        let mut users: Vec<&String> = requests
-            .iter()
-            .filter(|r| window(r).is_some_and(|(a, b)| a <= mid && mid <= b))
-            .filter_map(|r| r.user.as_ref())
-            .collect();
-        users.sort();
-        users.dedup();
-        if let [only] = users.as_slice() {
-            return Ok(((*only).clone(), "time"));
-        }
-    }
-    Err(match cut {
-        Some(limit) => Unattributed::Cut(limit),
-        None => Unattributed::NoEvidence,
-    })
-}
-
 /// Join the evidence into the ranked report.
 pub fn join(ev: &Evidence) -> AuthReport {
     #[derive(Default)]
@@ -352,8 +351,15 @@ pub fn join(ev: &Evidence) -> AuthReport {
         durations: Vec<f64>,
         extra: Vec<f64>,
         gaps: Vec<f64>,
+        gaps_401: u64,
         in_log: bool,
+        lines: Vec<usize>,
     }
+    let page_budget = if ev.page_budget_seconds > 0.0 {
+        ev.page_budget_seconds
+    } else {
+        DEFAULT_PAGE_BUDGET_SECONDS
+    };
     let mut users: BTreeMap<String, Acc> = BTreeMap::new();
     let mut notes = Vec::new();
     let mut evidence = Vec::new();
@@ -364,6 +370,8 @@ pub fn join(ev: &Evidence) -> AuthReport {
         }
     }
     let requests: &[Request] = ev.requests.as_deref().unwrap_or(&[]);
+    // Per day: requests and the verification seconds measured here (scaled to the
+    // report's basis at the end: the scaling is linear).
     let mut per_day: BTreeMap<String, (u64, f64)> = BTreeMap::new();
     if ev.requests.is_some() {
         evidence.push("log");
@@ -399,11 +407,12 @@ pub fn join(ev: &Evidence) -> AuthReport {
                     .to_string(),
             );
         }
-        for r in requests {
+        for (i, r) in requests.iter().enumerate() {
             let Some(u) = &r.user else { continue };
             let acc = users.entry(u.clone()).or_default();
             acc.in_log = true;
             acc.requests += 1;
+            acc.lines.push(i);
             if r.status == Some(401) {
                 acc.r401 += 1;
             }
@@ -435,23 +444,33 @@ pub fn join(ev: &Evidence) -> AuthReport {
             starts.entry(g.pid).or_default().push(g.start);
         }
         starts.values_mut().for_each(|v| v.sort_unstable());
+        let index = Index::new(requests, ev.sub_second_times, &ev.writes);
         let mut cut_limit: Option<usize> = None;
         for g in gaps {
             let same_pid = starts.get(&g.pid).map_or(&[][..], Vec::as_slice);
-            match attribute(g, same_pid, requests, &ev.writes) {
-                Ok((u, how)) => {
-                    match how {
-                        "pid_and_time" => attribution.by_pid_and_time += 1,
-                        "log_write" => attribution.by_log_write += 1,
-                        _ => attribution.by_time += 1,
+            match attribute::attribute(g, same_pid, &index, &ev.writes) {
+                Ok(payer) => {
+                    match payer.method {
+                        Method::PidAndTime => attribution.by_pid_and_time += 1,
+                        Method::LogWrite => attribution.by_log_write += 1,
+                        Method::LogLine => attribution.by_log_line += 1,
+                        Method::Time => attribution.by_time += 1,
                     }
-                    users.entry(u).or_default().gaps.push(g.seconds);
+                    let acc = users.entry(payer.user).or_default();
+                    acc.gaps.push(g.seconds);
+                    if payer.status == Some(401) {
+                        acc.gaps_401 += 1;
+                    }
                 }
                 Err(why) => {
                     attribution.unattributed += 1;
-                    if let Unattributed::Cut(limit) = why {
-                        attribution.user_cut_off += 1;
-                        cut_limit = cut_limit.max(limit);
+                    match why {
+                        Unattributed::Cut(limit) => {
+                            attribution.user_cut_off += 1;
+                            cut_limit = cut_limit.max(limit);
+                        }
+                        Unattributed::Ambiguous => attribution.ambiguous += 1,
+                        Unattributed::NoEvidence => {}
                     }
                 }
             }
@@ -459,12 +478,22 @@ pub fn join(ev: &Evidence) -> AuthReport {
         if attribution.user_cut_off > 0 {
             notes.push(format!(
                 "{} auth gaps: the worker's next access-log write was cut by strace's \
-                 string limit before the user name; trace with -s {} (or more) to see it",
+                 string limit before the user name, and no single access-log line fits \
+                 it; trace with -s {} (or more) to see it",
                 attribution.user_cut_off,
                 cut_limit.unwrap_or(256)
             ));
         }
-        let no_evidence = attribution.unattributed - attribution.user_cut_off;
+        if attribution.ambiguous > 0 {
+            notes.push(format!(
+                "{} auth gaps not tied to a user: the requests that could have paid for \
+                 them belong to more than one user (requests of several users in flight, \
+                 no log write of the worker to tell)",
+                attribution.ambiguous
+            ));
+        }
+        let no_evidence =
+            attribution.unattributed - attribution.user_cut_off - attribution.ambiguous;
         if no_evidence > 0 {
             notes.push(format!(
                 "{no_evidence} auth gaps could not be tied to a user: no access-log write \
@@ -473,11 +502,46 @@ pub fn join(ev: &Evidence) -> AuthReport {
             ));
         }
     }
+    // Observed times against this machine's predictions: the server's speed.
+    let here = |user: &str| -> Option<f64> {
+        ev.htpasswd
+            .as_ref()
+            .and_then(|h| h.get(user))
+            .and_then(|p| p.verify_seconds)
+    };
+    let mut gap_pairs = Vec::new();
+    let mut latency_pairs = Vec::new();
+    for (user, acc) in &users {
+        let Some(h) = here(user) else { continue };
+        if let Some(g) = Spread::of(acc.gaps.clone()) {
+            gap_pairs.push(calibrate::Pair {
+                user: user.clone(),
+                observed: g.p50_seconds,
+                samples: g.count,
+                here: h,
+            });
+        }
+        if let Some(x) = Spread::of(acc.extra.clone()) {
+            latency_pairs.push(calibrate::Pair {
+                user: user.clone(),
+                observed: x.p50_seconds,
+                samples: x.count,
+                here: h,
+            });
+        }
+    }
+    let calibration = calibrate::calibrate(&gap_pairs, &latency_pairs);
+    let ratio = calibration.server_time_ratio;
     let mut rows: Vec<UserCost> = users
         .into_iter()
         .map(|(user, acc)| {
-            let predicted = ev.htpasswd.as_ref().and_then(|h| h.get(&user)).cloned();
-            let verify = predicted.as_ref().and_then(|p| p.verify_seconds);
+            let predicted = ev
+                .htpasswd
+                .as_ref()
+                .and_then(|h| h.get(&user))
+                .cloned()
+                .map(|p| on_basis(p, &calibration, ev.threshold_seconds));
+            let verify = predicted.as_ref().and_then(|p| p.server_seconds);
             let latency = Spread::of(acc.durations);
             let extra = Spread::of(acc.extra).map(|s| s.p50_seconds);
             let gaps = Spread::of(acc.gaps);
@@ -500,6 +564,18 @@ pub fn join(ev: &Evidence) -> AuthReport {
             if gaps.is_some() {
                 evidence.push("traces");
             }
+            let views = ev
+                .requests
+                .is_some()
+                .then(|| views::page_views(acc.lines.iter().filter_map(|&i| requests.get(i))));
+            let per_view = views.and_then(views::Views::per_view);
+            let per_page = per_view.zip(cost).map(|(n, c)| n * c);
+            let (suggested_cost_per_page, page_advice) = match (per_view, per_page) {
+                (Some(n), Some(secs)) if secs > page_budget => {
+                    page_advice(n, secs, page_budget, predicted.as_ref())
+                }
+                _ => (None, None),
+            };
             UserCost {
                 rank: 0,
                 cost_per_request_seconds: cost,
@@ -518,6 +594,12 @@ pub fn join(ev: &Evidence) -> AuthReport {
                 latency,
                 extra_latency_seconds: extra,
                 observed_gaps: gaps,
+                observed_gaps_401: acc.gaps_401,
+                page_views: views.map(|v| v.views),
+                requests_per_page_view: per_view,
+                auth_seconds_per_page_view: per_page,
+                suggested_cost_per_page,
+                page_advice,
                 evidence,
                 user,
             }
@@ -555,6 +637,8 @@ pub fn join(ev: &Evidence) -> AuthReport {
         .map(|_| rows.iter().filter_map(|r| r.predicted_cpu_seconds).sum());
     AuthReport {
         threshold_seconds: ev.threshold_seconds,
+        page_budget_seconds: page_budget,
+        calibration,
         evidence,
         users: rows,
         per_day: per_day
@@ -562,7 +646,7 @@ pub fn join(ev: &Evidence) -> AuthReport {
             .map(|(date, (requests, secs))| DayCost {
                 date,
                 requests,
-                predicted_cpu_seconds: secs,
+                predicted_cpu_seconds: secs * ratio,
             })
             .collect(),
         predicted_cpu_seconds,
@@ -573,8 +657,57 @@ pub fn join(ev: &Evidence) -> AuthReport {
     }
 }
 
+/// `p` with its server-time figure, and its verdict and advice on that basis.
+fn on_basis(mut p: Predicted, c: &Calibration, threshold: f64) -> Predicted {
+    p.server_seconds = p.verify_seconds.map(|v| v * c.server_time_ratio);
+    if c.basis != Basis::ThisMachine {
+        if let Some(kind) = p.kind {
+            let a =
+                tlsgap_auth::advice::advise_at(kind, p.server_seconds, threshold, c.basis.place());
+            p.flagged = a.flagged;
+            p.suggested_cost = a.suggested_cost;
+            p.advice = a.text;
+        }
+    }
+    p
+}
+
+/// The bcrypt cost that brings a page view under `budget`, and a sentence saying so.
+fn page_advice(
+    per_view: f64,
+    per_page: f64,
+    budget: f64,
+    p: Option<&Predicted>,
+) -> (Option<u32>, Option<String>) {
+    let human = tlsgap_auth::advice::human_seconds;
+    let mut text = format!(
+        "{per_view:.1} requests per page view, {} of password checks per page view \
+         (page budget {})",
+        human(per_page),
+        human(budget)
+    );
+    let lower = match (p.and_then(|p| p.kind), p.and_then(|p| p.server_seconds)) {
+        (Some(tlsgap_auth::Scheme::Bcrypt { cost }), Some(secs)) if secs > 0.0 => {
+            let at = |c: u32| per_view * secs / 2f64.powi(i32::try_from(cost - c).unwrap_or(31));
+            let lower = (4..=cost).rev().find(|&c| at(c) < budget);
+            match lower {
+                Some(c) => text.push_str(&format!(
+                    "; bcrypt cost {c} would take {} per page view, at the price of a \
+                     stored hash {}× cheaper to attack",
+                    human(at(c)),
+                    1u64 << (cost - c).min(63)
+                )),
+                None => text.push_str("; even bcrypt cost 4 would not fit"),
+            }
+            lower
+        }
+        _ => None,
+    };
+    (lower, Some(text))
+}
+
 /// Columns of [`auth_rows`].
-pub const AUTH_COLUMNS: [(&str, crate::CellType); 18] = {
+pub const AUTH_COLUMNS: [(&str, crate::CellType); 24] = {
     use crate::CellType::{Bool, Float, Int, Text};
     [
         ("rank", Int),
@@ -595,6 +728,12 @@ pub const AUTH_COLUMNS: [(&str, crate::CellType); 18] = {
         ("observed_gaps", Int),
         ("gap_p50_seconds", Float),
         ("gap_p95_seconds", Float),
+        ("server_seconds", Float),
+        ("page_views", Int),
+        ("requests_per_page_view", Float),
+        ("auth_seconds_per_page_view", Float),
+        ("suggested_cost_per_page", Int),
+        ("observed_gaps_401", Int),
     ]
 };
 
@@ -622,6 +761,12 @@ pub fn auth_rows(r: &AuthReport) -> crate::Rows {
             u.observed_gaps.map(|g| g.count).into(),
             u.observed_gaps.map(|g| g.p50_seconds).into(),
             u.observed_gaps.map(|g| g.p95_seconds).into(),
+            h.and_then(|p| p.server_seconds).into(),
+            u.page_views.into(),
+            u.requests_per_page_view.into(),
+            u.auth_seconds_per_page_view.into(),
+            u.suggested_cost_per_page.into(),
+            u.observed_gaps_401.into(),
         ]);
     }
     rows
@@ -634,10 +779,13 @@ mod tests {
     fn pred(secs: f64) -> Predicted {
         Predicted {
             scheme: "bcrypt",
+            kind: Some(tlsgap_auth::Scheme::Bcrypt { cost: 12 }),
             cost: Some(12),
             rounds: None,
             verify_seconds: Some(secs),
+            verify_range_seconds: None,
             how_measured: "measured".into(),
+            server_seconds: None,
             flagged: secs > 0.05,
             suggested_cost: None,
             advice: None,
@@ -653,6 +801,8 @@ mod tests {
             duration_us: Some(dur),
             pid: Some(pid),
             kind,
+            client: Some("192.0.2.1".into()),
+            head: None,
         }
     }
 
@@ -683,6 +833,10 @@ mod tests {
             at,
             user: user.map(str::to_string),
             string_limit: user.is_none().then_some(64),
+            epoch_at: None,
+            head: Vec::new(),
+            cut: true,
+            fd: Some(8),
         };
         let ev = Evidence {
             // Two checks before one write: only the second is that request's; then a
@@ -741,8 +895,14 @@ mod tests {
                 at: 9_400_000,
                 user: Some("ghost".into()),
                 string_limit: None,
+                epoch_at: None,
+                head: b"127.0.0.1 - ghost [".to_vec(),
+                cut: true,
+                fd: Some(8),
             }],
             threshold_seconds: 0.05,
+            page_budget_seconds: 0.5,
+            sub_second_times: true,
         };
         let r = join(&ev);
         assert_eq!(r.attribution.by_pid_and_time, 1);
@@ -757,7 +917,17 @@ mod tests {
         // Extra latency: 0.4 s against the 1 ms page baseline.
         assert!((slow.extra_latency_seconds.unwrap() - 0.399).abs() < 1e-9);
         assert_eq!(slow.latency_matches_prediction, Some(true));
-        assert!((r.predicted_cpu_seconds.unwrap() - (0.76 + 0.001)).abs() < 1e-9);
+        // No user has two gaps: the server's speed comes from slow's extra latency.
+        assert_eq!(r.calibration.basis, Basis::AccessLogLatency);
+        assert_eq!(r.calibration.users, ["slow"]);
+        let ratio = 0.399 / 0.38;
+        assert!((r.calibration.server_time_ratio - ratio).abs() < 1e-9);
+        assert!((r.predicted_cpu_seconds.unwrap() - (0.76 + 0.001) * ratio).abs() < 1e-9);
+        let advice = slow.htpasswd.as_ref().unwrap().advice.as_deref().unwrap();
+        assert!(
+            advice.contains("399 ms per request on the server"),
+            "{advice}"
+        );
         assert_eq!(r.users_not_in_htpasswd, ["ghost"]);
         assert!(r
             .htpasswd_users_without_gaps

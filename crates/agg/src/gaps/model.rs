@@ -102,6 +102,10 @@ impl GapKind {
     }
 }
 
+/// How an `auth` gap's detail starts when the trace does not show whose entry was
+/// verified (see [`HashInfo::gap_label`]).
+pub const ENTRY_NOT_SHOWN: &str = "verified entry not shown";
+
 /// A hash seen in a buffer: its scheme (as `tlsgap_auth` recognises it, see
 /// [`tlsgap_auth::find_hash`]) and cost (bcrypt) or rounds (SHA-crypt) when printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -123,8 +127,37 @@ impl HashInfo {
         if self.only_entry {
             self.to_string()
         } else {
-            format!("verified entry not shown; the read starts with {self}")
+            format!("{ENTRY_NOT_SHOWN}; the read starts with {self}")
         }
+    }
+}
+
+/// The bcrypt costs whose verification time — `seconds_at` at cost `at`, doubling with
+/// each step — fits a gap of `gap_seconds`: a gap also holds the rest of the request's
+/// work between the calls, so a cost fits when its time is between 60 % and 125 % of
+/// the gap. `None` when none from 4 to 31 does.
+pub fn bcrypt_costs_fitting(gap_seconds: f64, seconds_at: f64, at: u32) -> Option<(u32, u32)> {
+    if !(gap_seconds > 0.0 && seconds_at > 0.0) {
+        return None;
+    }
+    let time = |c: u32| seconds_at * 2f64.powi(c as i32 - at as i32);
+    let fits: Vec<u32> = (4..=31)
+        .filter(|&c| (0.6 * gap_seconds..=1.25 * gap_seconds).contains(&time(c)))
+        .collect();
+    Some((*fits.first()?, *fits.last()?))
+}
+
+/// What an `auth` gap's duration is consistent with, when the verified entry is not
+/// shown: `"the duration fits bcrypt cost 12 at this machine's speed"` (`place`: whose
+/// speed `bcrypt_seconds_at` is).
+pub fn duration_note(gap_seconds: f64, bcrypt_seconds_at: f64, at: u32, place: &str) -> String {
+    match bcrypt_costs_fitting(gap_seconds, bcrypt_seconds_at, at) {
+        Some((a, b)) if a == b => format!("the duration fits bcrypt cost {a} at {place}"),
+        Some((a, b)) => format!("the duration fits bcrypt cost {a}-{b} at {place}"),
+        None if bcrypt_seconds_at * 2f64.powi(4 - at as i32) > gap_seconds => {
+            format!("shorter than bcrypt cost 4 at {place}: a fast scheme")
+        }
+        None => "longer than any bcrypt cost explains".to_string(),
     }
 }
 
@@ -148,5 +181,24 @@ impl fmt::Display for HashInfo {
             (_, Some(r)) => write!(f, " rounds {r}"),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bcrypt_costs_that_fit_a_gap() {
+        // Cost 8 takes 20 ms here: cost 12 320 ms, 13 640 ms.
+        assert_eq!(bcrypt_costs_fitting(0.38, 0.02, 8), Some((12, 12)));
+        assert_eq!(bcrypt_costs_fitting(0.52, 0.02, 8), Some((12, 13)));
+        assert_eq!(
+            duration_note(0.38, 0.02, 8, "this machine's speed"),
+            "the duration fits bcrypt cost 12 at this machine's speed"
+        );
+        assert!(duration_note(0.0002, 0.02, 8, "x").contains("fast scheme"));
+        assert!(duration_note(1e9, 0.02, 8, "x").starts_with("longer"));
+        assert_eq!(bcrypt_costs_fitting(0.38, 0.0, 8), None);
     }
 }

@@ -1,0 +1,600 @@
+//! Which request paid for an `auth` gap: the evidence, in order of strength, and the
+//! rule that ambiguity is never resolved by guessing.
+//!
+//! 1. **PID and time**: the access-log lines of the gap's thread (`%P`) whose time
+//!    window (`%t` to `%t` + `%D`, widened by the time's resolution) holds the gap.
+//! 2. **The worker's log write**: in a worker's timeline the next access-log `write()`
+//!    after a password check, before the next check, logs the request that paid for
+//!    it. Its first bytes (strace's default `-s 32`) usually hold the user; when they
+//!    were cut before the user ended, the write is matched to its access-log line by
+//!    those bytes (client, ident, start of the user name) and by time.
+//! 3. **Time alone**: the requests of the whole log whose window holds the gap.
+//!
+//! A method ties the gap to a user only when every candidate it finds names the same
+//! user; otherwise the gap stays unattributed, with the reason.
+
+use super::{AuthGap, LogWrite, Request};
+
+/// Slack around a request's window for clocks read at different moments (µs).
+const SLACK_US: i64 = 50_000;
+/// Without a duration in the log: how long after its `%t` a request's log line can
+/// still be written (µs). Longer than any password check this tool looks for.
+const NO_DURATION_WINDOW_US: i64 = 60_000_000;
+/// A worker's log write more than this long after the gap is not that gap's (µs).
+const WRITE_AFTER_GAP_US: i64 = 30_000_000;
+
+/// How a gap was tied to a user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method {
+    /// The thread's own access-log line (`%P`) covers the gap.
+    PidAndTime,
+    /// The thread's next access-log write names the user.
+    LogWrite,
+    /// The thread's next access-log write, cut before the user ended, matched to its
+    /// access-log line (client, start of the user, time).
+    LogLine,
+    /// The only user with a request in flight.
+    Time,
+}
+
+/// Why a gap was not tied to a user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unattributed {
+    /// No evidence names the request.
+    NoEvidence,
+    /// The worker's log write was cut before the user; `-s` this large shows it.
+    Cut(Option<usize>),
+    /// The evidence names more than one user.
+    Ambiguous,
+}
+
+/// The request that paid for a gap.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Payer {
+    pub user: String,
+    pub method: Method,
+    /// The request's status, when the evidence pins one line (or lines that agree).
+    pub status: Option<u16>,
+}
+
+/// What a set of candidate requests says.
+enum Candidates {
+    None,
+    One { user: String, status: Option<u16> },
+    Several,
+}
+
+impl Candidates {
+    fn of<'r>(requests: impl Iterator<Item = &'r Request>) -> Candidates {
+        let mut out = Candidates::None;
+        for r in requests {
+            let Some(u) = &r.user else { continue };
+            out = match out {
+                Candidates::None => Candidates::One {
+                    user: u.clone(),
+                    status: r.status,
+                },
+                Candidates::One { user, status } if &user == u => Candidates::One {
+                    status: status.filter(|s| Some(*s) == r.status),
+                    user,
+                },
+                _ => return Candidates::Several,
+            };
+        }
+        out
+    }
+}
+
+/// The access-log requests, indexed for attribution, and the workers' log writes
+/// matched to their lines.
+pub(crate) struct Index<'r> {
+    requests: &'r [Request],
+    /// `(begin µs, index)` of the requests with a head, by begin.
+    heads: Vec<(i64, usize)>,
+    /// The resolution of the log's request time (1 s for `%t`).
+    resolution_us: i64,
+    /// Per write: the lines it can be (indexes into `requests`), or the one line it
+    /// is once the others are known to be other writes'.
+    lines: Vec<Vec<usize>>,
+}
+
+impl<'r> Index<'r> {
+    pub fn new(requests: &'r [Request], sub_second_times: bool, writes: &[LogWrite]) -> Index<'r> {
+        let mut heads: Vec<(i64, usize)> = requests
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.head.is_some())
+            .filter_map(|(i, r)| Some((r.begin_us?, i)))
+            .collect();
+        heads.sort_unstable();
+        let mut index = Index {
+            requests,
+            heads,
+            resolution_us: if sub_second_times { 1 } else { 1_000_000 },
+            lines: Vec::new(),
+        };
+        index.lines = index.pin(writes);
+        index
+    }
+
+    /// Match writes to lines one to one: every line was written by one write, so a
+    /// write with a single possible line has it, and that line is no other write's.
+    /// Repeated in time order until nothing changes: the first write of a client's
+    /// run of requests pins its line, the next one then has one line left, and so on.
+    /// And when k writes can only be the same k lines (two requests of one client in
+    /// the same second of `%t`), those lines are theirs, and a log is appended in the
+    /// order it is written: the earliest write is the line that comes first.
+    fn pin(&self, writes: &[LogWrite]) -> Vec<Vec<usize>> {
+        let mut lines: Vec<Vec<usize>> = writes
+            .iter()
+            .map(|w| match w.epoch_at {
+                Some(at) => self.lines_of_write(w, at).collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        // One log per descriptor: a request is written once to each.
+        let mut by_fd: std::collections::BTreeMap<Option<i64>, Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for (i, w) in writes.iter().enumerate() {
+            by_fd.entry(w.fd).or_default().push(i);
+        }
+        for mut order in by_fd.into_values() {
+            order.sort_by_key(|&i| (writes.get(i).and_then(|w| w.epoch_at), i));
+            self.pin_one_log(&order, &mut lines);
+        }
+        lines
+    }
+
+    /// [`Index::pin`] for the writes `order` (in time order) to one descriptor.
+    fn pin_one_log(&self, order: &[usize], lines: &mut [Vec<usize>]) {
+        const PASSES: usize = 8;
+        // The write that has each line.
+        let mut owner: Vec<Option<usize>> = vec![None; self.requests.len()];
+        let taken = |owner: &[Option<usize>], l: usize| owner.get(l).copied().flatten().is_some();
+        for _ in 0..PASSES {
+            let mut changed = false;
+            for &i in order {
+                let Some(c) = lines.get(i) else { continue };
+                if let [only] = c.as_slice() {
+                    let only = *only;
+                    match owner.get(only).copied().flatten() {
+                        Some(o) if o == i => {}
+                        // Two writes that can only be the same line: one of them is
+                        // another line's (not in the log given); neither is known.
+                        Some(o) => {
+                            for w in [o, i] {
+                                if let Some(c) = lines.get_mut(w) {
+                                    c.clear();
+                                }
+                            }
+                            changed = true;
+                        }
+                        None => {
+                            if let Some(slot) = owner.get_mut(only) {
+                                *slot = Some(i);
+                            }
+                            changed = true;
+                        }
+                    }
+                    continue;
+                }
+                let Some(c) = lines.get_mut(i) else { continue };
+                let before = c.len();
+                c.retain(|&l| !taken(&owner, l));
+                changed |= c.len() != before;
+            }
+            // Closed groups: k unpinned writes whose possible lines are the same k.
+            let mut groups: std::collections::BTreeMap<&[usize], Vec<usize>> =
+                std::collections::BTreeMap::new();
+            for &i in order {
+                if let Some(c) = lines.get(i).filter(|c| c.len() > 1) {
+                    groups.entry(c.as_slice()).or_default().push(i);
+                }
+            }
+            let closed: Vec<(Vec<usize>, Vec<usize>)> = groups
+                .into_iter()
+                .filter(|(set, ws)| set.len() == ws.len())
+                .map(|(set, ws)| (set.to_vec(), ws))
+                .collect();
+            for (mut set, ws) in closed {
+                // Lines in file order, writes in time order (`order` is).
+                set.sort_unstable();
+                for (w, l) in ws.into_iter().zip(set) {
+                    if let Some(c) = lines.get_mut(w) {
+                        *c = vec![l];
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// The lines write `i` can be.
+    fn write_lines(&self, i: usize) -> impl Iterator<Item = &'r Request> + '_ {
+        let requests = self.requests;
+        self.lines
+            .get(i)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(move |&l| requests.get(l))
+    }
+
+    /// The window in which `r` was being served: from its logged start (truncated to
+    /// the log's resolution) to its end, with slack; `None` without a duration.
+    fn window(&self, r: &Request) -> Option<(i64, i64)> {
+        let b = r.begin_us?;
+        let d = i64::try_from(r.duration_us?).ok()?;
+        Some((b - SLACK_US, b + self.resolution_us + d + SLACK_US))
+    }
+
+    /// The requests whose window holds the instant `at` (epoch µs).
+    fn in_flight(&self, at: i64) -> impl Iterator<Item = &'r Request> + '_ {
+        self.requests
+            .iter()
+            .filter(move |r| self.window(r).is_some_and(|(a, b)| a <= at && at <= b))
+    }
+
+    /// The access-log lines a worker's write at `at` (epoch µs) can be: lines that
+    /// begin with the written bytes (or that the written bytes begin with) and whose
+    /// request was being served then.
+    fn lines_of_write<'s>(&'s self, w: &'s LogWrite, at: i64) -> impl Iterator<Item = usize> + 's {
+        let reach = self.resolution_us + NO_DURATION_WINDOW_US.max(WRITE_AFTER_GAP_US);
+        let from = self.heads.partition_point(|&(b, _)| b < at - reach);
+        let to = self.heads.partition_point(|&(b, _)| b <= at + SLACK_US);
+        let requests = self.requests;
+        let resolution = self.resolution_us;
+        self.heads
+            .get(from..to)
+            .unwrap_or(&[])
+            .iter()
+            .map(|&(_, i)| i)
+            .filter(move |&i| {
+                let Some(r) = requests.get(i) else {
+                    return false;
+                };
+                let Some(head) = r.head.as_deref() else {
+                    return false;
+                };
+                let n = head.len().min(w.head.len());
+                // A write shorter than the line's head must be one strace cut.
+                let same = head.get(..n) == w.head.get(..n) && (w.cut || n == head.len());
+                let Some(b) = r.begin_us else { return false };
+                let last = match r.duration_us.and_then(|d| i64::try_from(d).ok()) {
+                    Some(d) => b + resolution + d + SLACK_US,
+                    None => b + resolution + NO_DURATION_WINDOW_US,
+                };
+                same && b - SLACK_US <= at && at <= last
+            })
+    }
+}
+
+/// Attribute `gap` to the request that paid for it. `same_pid` holds the starts of
+/// every auth gap of the gap's thread, sorted; `writes` the access-log writes of the
+/// traces.
+pub(crate) fn attribute(
+    gap: &AuthGap,
+    same_pid: &[i64],
+    index: &Index<'_>,
+    writes: &[LogWrite],
+) -> Result<Payer, Unattributed> {
+    let mut ambiguous = false;
+    let mid = match (gap.epoch_start, gap.epoch_end) {
+        (Some(s), Some(e)) => Some(s + (e - s) / 2),
+        _ => None,
+    };
+    if let Some(mid) = mid {
+        let same_thread = index.in_flight(mid).filter(|r| r.pid == Some(gap.pid));
+        match Candidates::of(same_thread) {
+            Candidates::One { user, status } => {
+                return Ok(Payer {
+                    user,
+                    method: Method::PidAndTime,
+                    status,
+                })
+            }
+            Candidates::Several => ambiguous = true,
+            Candidates::None => {}
+        }
+    }
+    // The thread's next log write is the request that paid for the gap, unless the
+    // thread verified another password (a later gap) before writing it.
+    let next_gap = same_pid
+        .iter()
+        .copied()
+        .find(|&start| start > gap.start)
+        .unwrap_or(i64::MAX);
+    let next_write = writes
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| {
+            w.pid == gap.pid && w.at >= gap.end && w.at - gap.end <= WRITE_AFTER_GAP_US
+        })
+        .filter(|(_, w)| w.at < next_gap)
+        .min_by_key(|(_, w)| w.at);
+    let mut cut = None;
+    if let Some((i, w)) = next_write {
+        let line = w.epoch_at.map(|_| Candidates::of(index.write_lines(i)));
+        match &w.user {
+            Some(u) if u != "-" => {
+                let status = match line {
+                    Some(Candidates::One { user, status }) if &user == u => status,
+                    _ => None,
+                };
+                return Ok(Payer {
+                    user: u.clone(),
+                    method: Method::LogWrite,
+                    status,
+                });
+            }
+            Some(_) => {}
+            None => match line {
+                Some(Candidates::One { user, status }) => {
+                    return Ok(Payer {
+                        user,
+                        method: Method::LogLine,
+                        status,
+                    })
+                }
+                // Several lines fit the cut bytes, or none: a longer -s tells.
+                _ => cut = Some(w.string_limit),
+            },
+        }
+    }
+    if let Some(mid) = mid {
+        match Candidates::of(index.in_flight(mid)) {
+            Candidates::One { user, status } => {
+                return Ok(Payer {
+                    user,
+                    method: Method::Time,
+                    status,
+                })
+            }
+            Candidates::Several => ambiguous = true,
+            Candidates::None => {}
+        }
+    }
+    Err(if let Some(limit) = cut {
+        Unattributed::Cut(limit)
+    } else if ambiguous {
+        Unattributed::Ambiguous
+    } else {
+        Unattributed::NoEvidence
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authjoin::PathKind;
+
+    const S: i64 = 1_000_000;
+
+    fn request(user: &str, line: &str, begin_s: i64, status: u16, dur: Option<u64>) -> Request {
+        Request {
+            user: Some(user.into()),
+            status: Some(status),
+            begin_us: Some(begin_s * S),
+            offset_minutes: Some(0),
+            duration_us: dur,
+            pid: None,
+            kind: PathKind::Page,
+            client: line.split(' ').next().map(str::to_string),
+            head: Some(line.as_bytes().into()),
+        }
+    }
+
+    fn gap(pid: u32, start_us: i64, end_us: i64) -> AuthGap {
+        AuthGap {
+            pid,
+            start: start_us,
+            end: end_us,
+            epoch_start: Some(start_us),
+            epoch_end: Some(end_us),
+            seconds: (end_us - start_us) as f64 / 1e6,
+            detail: None,
+            at: "trace.1:1".into(),
+        }
+    }
+
+    fn cut_write(pid: u32, at: i64, bytes: &str) -> LogWrite {
+        LogWrite {
+            pid,
+            at,
+            user: None,
+            string_limit: Some(64),
+            epoch_at: Some(at),
+            head: bytes.as_bytes().to_vec(),
+            cut: true,
+            fd: Some(8),
+        }
+    }
+
+    const LONG: &str = "127.0.0.1 - alexandra.longname@example.org [25/Nov/2026:20:04:50 +0000]";
+    const OTHER: &str = "127.0.0.1 - alexandra.longname@example.net [25/Nov/2026:20:04:50 +0000]";
+
+    #[test]
+    fn a_cut_write_is_matched_to_its_access_log_line() {
+        let requests = [
+            request("alexandra.longname@example.org", LONG, 100, 401, None),
+            request(
+                "bob",
+                "127.0.0.1 - bob [25/Nov/2026:20:04:50 +0000]",
+                100,
+                200,
+                None,
+            ),
+        ];
+        let g = gap(7, 100 * S + 100_000, 100 * S + 400_000);
+        let w = [cut_write(
+            7,
+            100 * S + 450_000,
+            "127.0.0.1 - alexandra.longname@e",
+        )];
+        let index = Index::new(&requests, false, &w);
+        let payer = attribute(&g, &[g.start], &index, &w).unwrap();
+        assert_eq!(payer.user, "alexandra.longname@example.org");
+        assert_eq!(payer.method, Method::LogLine);
+        assert_eq!(payer.status, Some(401));
+        // The same bytes written minutes later fit no line of that time.
+        let late = [cut_write(7, 300 * S, "127.0.0.1 - alexandra.longname@e")];
+        let g2 = gap(7, 300 * S - 300_000, 300 * S - 50_000);
+        let index = Index::new(&requests, false, &late);
+        assert_eq!(
+            attribute(&g2, &[g2.start], &index, &late),
+            Err(Unattributed::Cut(Some(64)))
+        );
+    }
+
+    #[test]
+    fn writes_pin_their_lines_one_to_one_in_time_order() {
+        // Three requests of one client and user within seconds, the second a wrong
+        // password; the writes show only `192.0.2.9 - sam [25/Nov/2026:2`.
+        let line = "192.0.2.9 - sam [25/Nov/2026:20:04:50 +0000]";
+        let requests = [
+            request("sam", line, 100, 200, None),
+            request("sam", line, 101, 401, None),
+            request("sam", line, 103, 200, None),
+        ];
+        let bytes = "192.0.2.9 - sam [25/Nov/2026:2";
+        let w = [
+            cut_write(7, 103 * S + 500_000, bytes),
+            cut_write(8, 101 * S + 600_000, bytes),
+            cut_write(7, 100 * S + 400_000, bytes),
+        ];
+        let index = Index::new(&requests, false, &w);
+        let statuses: Vec<Option<u16>> = (0..3)
+            .map(|i| match Candidates::of(index.write_lines(i)) {
+                Candidates::One { status, .. } => status,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, [Some(200), Some(401), Some(200)]);
+    }
+
+    #[test]
+    fn two_lines_in_one_second_go_to_the_writes_in_file_order() {
+        // A wrong password and then the page, in the same second of %t.
+        let line = "192.0.2.9 - sam [25/Nov/2026:20:04:50 +0000]";
+        let requests = [
+            request("sam", line, 100, 401, None),
+            request("sam", line, 100, 200, None),
+        ];
+        let bytes = "192.0.2.9 - sam [25/Nov/2026:2";
+        let w = [
+            cut_write(8, 100 * S + 900_000, bytes),
+            cut_write(7, 100 * S + 400_000, bytes),
+        ];
+        let index = Index::new(&requests, false, &w);
+        let statuses: Vec<Option<u16>> = (0..2)
+            .map(|i| match Candidates::of(index.write_lines(i)) {
+                Candidates::One { status, .. } => status,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, [Some(200), Some(401)]);
+        // The same two requests also written to a second log (CustomLog twice): each
+        // log's writes are matched on their own.
+        let mut twice = w.to_vec();
+        twice.extend(w.iter().map(|w| LogWrite {
+            fd: Some(9),
+            at: w.at + 10,
+            epoch_at: w.epoch_at.map(|t| t + 10),
+            ..w.clone()
+        }));
+        let index = Index::new(&requests, false, &twice);
+        let statuses: Vec<Option<u16>> = (0..4)
+            .map(|i| match Candidates::of(index.write_lines(i)) {
+                Candidates::One { status, .. } => status,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, [Some(200), Some(401), Some(200), Some(401)]);
+        // A third write that could be either line (an untraced worker wrote one of
+        // them, say) leaves them open: three writes, two lines, no closed group.
+        let w3 = [
+            w[0].clone(),
+            w[1].clone(),
+            cut_write(9, 100 * S + 950_000, bytes),
+        ];
+        let index = Index::new(&requests, false, &w3);
+        assert!(matches!(
+            Candidates::of(index.write_lines(1)),
+            Candidates::One { status: None, .. }
+        ));
+    }
+
+    #[test]
+    fn cut_bytes_that_fit_two_users_name_neither() {
+        let requests = [
+            request("alexandra.longname@example.org", LONG, 100, 200, None),
+            request("alexandra.longname@example.net", OTHER, 100, 200, None),
+        ];
+        let g = gap(7, 100 * S + 100_000, 100 * S + 400_000);
+        let w = [cut_write(
+            7,
+            100 * S + 450_000,
+            "127.0.0.1 - alexandra.longname@e",
+        )];
+        let index = Index::new(&requests, false, &w);
+        assert_eq!(
+            attribute(&g, &[g.start], &index, &w),
+            Err(Unattributed::Cut(Some(64)))
+        );
+    }
+
+    #[test]
+    fn second_resolution_times_widen_the_window_instead_of_naming_the_wrong_user() {
+        // ann's request really began at 10.9 s (logged 10), took 0.4 s; bob's began at
+        // 11.0 s. A gap at 10.95-11.25 s is ann's, but by its logged second her
+        // request "ended" at 10.4 s: only bob's window would hold it.
+        let requests = [
+            request("ann", "192.0.2.1 - ann [x", 10, 200, Some(400_000)),
+            request("bob", "192.0.2.2 - bob [x", 11, 200, Some(400_000)),
+        ];
+        let g = gap(7, 10 * S + 950_000, 11 * S + 250_000);
+        let index = Index::new(&requests, false, &[]);
+        assert_eq!(
+            attribute(&g, &[g.start], &index, &[]),
+            Err(Unattributed::Ambiguous)
+        );
+        // With sub-second times the windows are exact and only bob's holds it.
+        let index = Index::new(&requests, true, &[]);
+        let payer = attribute(&g, &[g.start], &index, &[]).unwrap();
+        assert_eq!((payer.user.as_str(), payer.method), ("bob", Method::Time));
+    }
+
+    #[test]
+    fn the_same_thread_serving_two_users_in_one_second_is_ambiguous_by_pid() {
+        let mut a = request("ann", "192.0.2.1 - ann [x", 10, 200, Some(300_000));
+        let mut b = request("bob", "192.0.2.2 - bob [x", 10, 401, Some(300_000));
+        a.pid = Some(7);
+        b.pid = Some(7);
+        let requests = [a, b];
+        let index = Index::new(&requests, false, &[]);
+        let g = gap(7, 10 * S + 500_000, 10 * S + 800_000);
+        assert_eq!(
+            attribute(&g, &[g.start], &index, &[]),
+            Err(Unattributed::Ambiguous)
+        );
+        // The worker's own write settles it, and its line gives the status.
+        let w = [LogWrite {
+            pid: 7,
+            at: 10 * S + 850_000,
+            user: Some("bob".into()),
+            string_limit: None,
+            epoch_at: Some(10 * S + 850_000),
+            head: b"192.0.2.2 - bob [x".to_vec(),
+            cut: true,
+            fd: Some(8),
+        }];
+        let index = Index::new(&requests, false, &w);
+        let payer = attribute(&g, &[g.start], &index, &w).unwrap();
+        assert_eq!(
+            (payer.user.as_str(), payer.method, payer.status),
+            ("bob", Method::LogWrite, Some(401))
+        );
+    }
+}
