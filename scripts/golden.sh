@@ -48,7 +48,8 @@
 #     predicted_cpu_seconds, suggested_cost, latency_matches_prediction and
 #     gaps_match_prediction, server_seconds, server_time_ratio, verify_range_seconds,
 #     ratio_range, auth_seconds_per_page_view, suggested_cost_per_page (all computed
-#     from that time); the page advice's `bcrypt cost 9 would` and `8× cheaper`; and in
+#     from that time); the page advice's `bcrypt cost 9 would` and `8× cheaper`, the
+#     calibration's `× 0.84` and `ratios 0.84-0.91`; and in
 #     every pw file any
 #     duration with a unit (`267.2ms`, `5.34s`, `0.268 s`, `268 ms`), the advice's
 #     `Cost 9 would` / `-C 9`, and on a line where something was masked, runs of spaces
@@ -160,6 +161,7 @@ key_value = re.compile(r"""(["'])(%s)\1: ([^,}\n]+)""" % "|".join(KEYS))
 duration = re.compile(r"\b[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?( ?)(ms|s|µs|us|ns)\b")
 cost = re.compile(r"(\bCost|-C|bcrypt cost(?= [0-9]+ would)) [0-9]+\b")
 cheaper = re.compile(r"\b[0-9]+× cheaper")
+ratio = re.compile(r"(×|\bx|ratios) [0-9]+\.[0-9]+(-[0-9]+\.[0-9]+)?")
 with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
     whole = f.read()
 # Pretty JSON spreads an array over lines: mask it whole first.
@@ -196,6 +198,7 @@ for n, line in enumerate(lines):
     new = duration.sub(r"N\1\2", new)
     new = cost.sub(r"\1 N", new)
     new = cheaper.sub("N× cheaper", new)
+    new = ratio.sub(lambda m: m.group(1) + " N", new)
     if text and new != before:
         indent = len(new) - len(new.lstrip(" "))
         new = new[:indent] + re.sub(r" {2,}", " ", new[indent:])
