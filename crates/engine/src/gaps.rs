@@ -101,7 +101,7 @@ fn note_unknown_schemes(report: &mut GapsReport, given: Option<f64>) {
                 .as_deref()
                 .is_none_or(|d| d.starts_with(ENTRY_NOT_SHOWN))
     };
-    if !report.gaps.iter().any(unknown) {
+    if !report.gaps.iter().chain(&report.top).any(unknown) {
         return;
     }
     let (speed, place) = match given {
@@ -118,7 +118,12 @@ fn note_unknown_schemes(report: &mut GapsReport, given: Option<f64>) {
             (here, "this machine's speed")
         }
     };
-    for g in report.gaps.iter_mut().filter(|g| unknown(g)) {
+    for g in report
+        .gaps
+        .iter_mut()
+        .chain(report.top.iter_mut())
+        .filter(|g| unknown(g))
+    {
         let note = duration_note(g.seconds, speed, AT, place);
         g.detail = Some(match g.detail.take() {
             Some(d) => format!("{d}; {note}"),
