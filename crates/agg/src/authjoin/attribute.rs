@@ -412,6 +412,16 @@ mod tests {
         }
     }
 
+    /// The status each of the first `n` writes is pinned to.
+    fn pinned_statuses(index: &Index<'_>, n: usize) -> Vec<Option<u16>> {
+        (0..n)
+            .map(|i| match Candidates::of(index.write_lines(i)) {
+                Candidates::One { status, .. } => status,
+                _ => None,
+            })
+            .collect()
+    }
+
     const LONG: &str = "127.0.0.1 - alexandra.longname@example.org [25/Nov/2026:20:04:50 +0000]";
     const OTHER: &str = "127.0.0.1 - alexandra.longname@example.net [25/Nov/2026:20:04:50 +0000]";
 
@@ -465,12 +475,7 @@ mod tests {
             cut_write(7, 100 * S + 400_000, bytes),
         ];
         let index = Index::new(&requests, false, &w);
-        let statuses: Vec<Option<u16>> = (0..3)
-            .map(|i| match Candidates::of(index.write_lines(i)) {
-                Candidates::One { status, .. } => status,
-                _ => None,
-            })
-            .collect();
+        let statuses = pinned_statuses(&index, 3);
         assert_eq!(statuses, [Some(200), Some(401), Some(200)]);
     }
 
@@ -488,12 +493,7 @@ mod tests {
             cut_write(7, 100 * S + 400_000, bytes),
         ];
         let index = Index::new(&requests, false, &w);
-        let statuses: Vec<Option<u16>> = (0..2)
-            .map(|i| match Candidates::of(index.write_lines(i)) {
-                Candidates::One { status, .. } => status,
-                _ => None,
-            })
-            .collect();
+        let statuses = pinned_statuses(&index, 2);
         assert_eq!(statuses, [Some(200), Some(401)]);
         // The same two requests also written to a second log (CustomLog twice): each
         // log's writes are matched on their own.
@@ -505,12 +505,7 @@ mod tests {
             ..w.clone()
         }));
         let index = Index::new(&requests, false, &twice);
-        let statuses: Vec<Option<u16>> = (0..4)
-            .map(|i| match Candidates::of(index.write_lines(i)) {
-                Candidates::One { status, .. } => status,
-                _ => None,
-            })
-            .collect();
+        let statuses = pinned_statuses(&index, 4);
         assert_eq!(statuses, [Some(200), Some(401), Some(200), Some(401)]);
         // A third write that could be either line (an untraced worker wrote one of
         // them, say) leaves them open: three writes, two lines, no closed group.
