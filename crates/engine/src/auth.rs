@@ -93,6 +93,7 @@ pub fn read_logs(run: &RunOptions) -> Result<LogEvidence> {
         stats: summary.stats,
         user_slot: UserSlot::of(&format),
         sub_second_times: sub_second_times(&format),
+        names: run.inputs.clone(),
     })
 }
 
@@ -216,6 +217,9 @@ pub struct LogEvidence {
     pub user_slot: Option<UserSlot>,
     /// Whether the format's request time has sub-second resolution.
     pub sub_second_times: bool,
+    /// The access logs' names as given (to know the log among a worker's writes
+    /// when strace `-y` shows the path written to).
+    pub names: Vec<String>,
 }
 
 /// Where `%u` sits in the first bytes of an access-log line, so that the user can be
@@ -386,6 +390,8 @@ struct WriteScan {
     /// For `-t`/`-tt` stamps: an instant on the run's first day and the zone, to date
     /// them.
     anchor: Option<(i64, TraceTz)>,
+    /// Per write pushed: the path written to, when `-y` shows it.
+    paths: Vec<Option<Vec<u8>>>,
 }
 
 impl WriteScan {
@@ -395,8 +401,42 @@ impl WriteScan {
             last_tod: 0,
             slot,
             anchor,
+            paths: Vec::new(),
         }
     }
+}
+
+/// With `-y`, a write names its file: when some of the workers' log writes go to a
+/// file named like one of the access logs given (`access.log` for `access.log` or
+/// `access.log.1`), the writes to other files (a second `CustomLog`) are not that
+/// log's lines. Without `-y`, or when no name fits (a copied log), all are kept.
+fn keep_given_log(
+    writes: Vec<LogWrite>,
+    paths: Vec<Option<Vec<u8>>>,
+    names: &[String],
+) -> Vec<LogWrite> {
+    let base = |p: &[u8]| {
+        p.rsplit(|&b| b == b'/')
+            .next()
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default()
+    };
+    let given: Vec<Vec<u8>> = names.iter().map(|n| base(n.as_bytes())).collect();
+    let fits = |p: &Option<Vec<u8>>| {
+        p.as_deref().is_some_and(|p| {
+            let b = base(p);
+            !b.is_empty() && given.iter().any(|g| g.starts_with(&b))
+        })
+    };
+    if !paths.iter().any(fits) {
+        return writes;
+    }
+    writes
+        .into_iter()
+        .zip(paths)
+        .filter(|(_, p)| p.is_none() || fits(p))
+        .map(|(w, _)| w)
+        .collect()
 }
 
 impl WriteScan {
@@ -423,7 +463,11 @@ impl WriteScan {
         let Some(fd_arg) = args.next().filter(|a| may_be_log_fd(a)) else {
             return;
         };
-        let fd = strace::fd_arg(fd_arg).map(|(fd, _)| fd);
+        let (fd, path) = match strace::fd_arg(fd_arg) {
+            Some((fd, Some(p))) if p.starts_with(b"/") => (Some(fd), Some(p.to_vec())),
+            Some((fd, _)) => (Some(fd), None),
+            None => (None, None),
+        };
         let logged = args
             .filter_map(|a| {
                 let inner = strace::inner(a).unwrap_or(a);
@@ -450,6 +494,7 @@ impl WriteScan {
             let mut head = bytes.into_owned();
             let cut = cut || head.len() > HEAD_MAX;
             head.truncate(HEAD_MAX);
+            self.paths.push(path);
             out.push(LogWrite {
                 pid,
                 at,
@@ -635,6 +680,7 @@ pub fn build_report(
         );
     }
     let sub_second_times = logs.as_ref().is_some_and(|l| l.sub_second_times);
+    let log_names = logs.as_ref().map(|l| l.names.clone()).unwrap_or_default();
     let requests = logs.map(|l| {
         failed |= l.failed;
         if l.stats.malformed_total() > 0 {
@@ -662,17 +708,21 @@ pub fn build_report(
         // One pass per trace feeds the analyzer and collects the workers' log writes
         // (standard input can be read only once).
         let mut writes = Vec::new();
+        let mut paths = Vec::new();
         let inputs: Vec<_> = names
             .iter()
             .map(|n| {
                 let mut scan = slot.map(|s| WriteScan::new(s, anchor));
-                feed(n, &mut analyzer, notes_out, |hint, line| {
+                let read = feed(n, &mut analyzer, notes_out, |hint, line| {
                     if let Some(scan) = scan.as_mut() {
                         scan.line(hint, line, &mut writes);
                     }
-                })
+                });
+                paths.extend(scan.map(|s| s.paths).unwrap_or_default());
+                read
             })
             .collect();
+        let writes = keep_given_log(writes, paths, &log_names);
         failed |= inputs.iter().any(|i| i.error.is_some());
         let report = analyzer.finish();
         let mut no_date = false;
@@ -725,8 +775,44 @@ pub fn build_report(
         page_budget_seconds: args.page_budget,
         sub_second_times,
     });
+    note_unknown_schemes(&mut report);
     report.notes.extend(notes);
     Ok(AuthOutcome { report, failed })
+}
+
+/// For users with auth gaps but no measured htpasswd entry (none given, or not in
+/// it): which bcrypt costs their median gap fits, at the report's basis — this
+/// machine's speed, scaled by the calibration when there is one.
+fn note_unknown_schemes(report: &mut AuthReport) {
+    const AT: u32 = 8;
+    let unknown = |u: &tlsgap_agg::authjoin::UserCost| {
+        u.observed_gaps.is_some() && u.htpasswd.as_ref().and_then(|p| p.verify_seconds).is_none()
+    };
+    if !report.users.iter().any(unknown) {
+        return;
+    }
+    let options = MeasureOptions {
+        samples: 5,
+        ..MeasureOptions::default()
+    };
+    let measured = tlsgap_auth::measure(tlsgap_auth::Scheme::Bcrypt { cost: AT }, &options);
+    let Some(here) = measured.verify_seconds else {
+        return;
+    };
+    let c = &report.calibration;
+    let (speed, place) = match c.basis {
+        tlsgap_agg::authjoin::Basis::ThisMachine => (here, "this machine's speed"),
+        _ => (here * c.server_time_ratio, "the server's speed"),
+    };
+    for u in report.users.iter_mut().filter(|u| unknown(u)) {
+        let Some(g) = u.observed_gaps else { continue };
+        u.gaps_fit_bcrypt_costs =
+            tlsgap_agg::gaps::bcrypt_costs_fitting(g.p50_seconds, speed, AT).map(|(a, b)| [a, b]);
+        u.gap_note = Some(format!(
+            "scheme unknown (no measured htpasswd entry): {}",
+            tlsgap_agg::gaps::duration_note(g.p50_seconds, speed, AT, place)
+        ));
+    }
 }
 
 #[cfg(test)]
@@ -780,6 +866,32 @@ mod tests {
             None
         );
         assert_eq!(logged_user(b"127.0.0.1 - bob", false, c), None);
+    }
+
+    #[test]
+    fn with_y_only_the_given_logs_writes_are_kept() {
+        let w = |fd: i64| LogWrite {
+            pid: 1,
+            at: 0,
+            user: Some("bob".into()),
+            string_limit: None,
+            epoch_at: None,
+            head: Vec::new(),
+            cut: false,
+            fd: Some(fd),
+        };
+        let writes = vec![w(7), w(8), w(9)];
+        let paths = vec![
+            Some(b"/var/log/apache2/access.log".to_vec()),
+            Some(b"/var/log/apache2/truth.log".to_vec()),
+            None,
+        ];
+        let names = ["logs/access.log.1".to_string()];
+        let kept = keep_given_log(writes.clone(), paths.clone(), &names);
+        assert_eq!(kept.iter().map(|w| w.fd).collect::<Vec<_>>(), [Some(7), Some(9)]);
+        // A log under another name (a copy): nothing to tell them apart, all kept.
+        let kept = keep_given_log(writes, paths, &["copy.txt".to_string()]);
+        assert_eq!(kept.len(), 3);
     }
 
     #[test]

@@ -211,6 +211,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
                 failed: false,
                 user_slot: auth::UserSlot::of(&format),
                 sub_second_times: auth::sub_second_times(&format),
+                names: run.inputs.clone(),
             });
             let outcome = auth::build_report(auth_opts, logs, &run.notes)?;
             auth_failed = outcome.failed;

@@ -85,14 +85,19 @@ pub fn table(r: &AuthReport) -> String {
         .users
         .iter()
         .map(|u| {
-            let scheme =
-                u.htpasswd
-                    .as_ref()
-                    .map_or("-".to_string(), |p| match (p.cost, p.rounds) {
-                        (Some(c), _) => format!("{} {c}", p.scheme),
-                        (None, Some(n)) => format!("{} r{n}", p.scheme),
-                        _ => p.scheme.to_string(),
-                    });
+            let fits = match u.gaps_fit_bcrypt_costs {
+                Some([a, b]) if a == b => format!("bcrypt~{a}"),
+                Some([a, b]) => format!("bcrypt~{a}-{b}"),
+                None => "-".to_string(),
+            };
+            let scheme = u
+                .htpasswd
+                .as_ref()
+                .map_or(fits, |p| match (p.cost, p.rounds) {
+                    (Some(c), _) => format!("{} {c}", p.scheme),
+                    (None, Some(n)) => format!("{} r{n}", p.scheme),
+                    _ => p.scheme.to_string(),
+                });
             let flag = u.htpasswd.as_ref().is_some_and(|p| p.flagged);
             let name = fit(&escape::terminal(&u.user), if flag { 16 } else { 18 });
             vec![
@@ -131,7 +136,8 @@ pub fn table(r: &AuthReport) -> String {
     out.push_str(
         "\nper req: password check per request; /view: requests per page view (a page and\n\
          its assets); per view: password checks per page view; auth gaps: traced gaps\n\
-         tied to the user (count × median); ! over the per-request budget\n",
+         tied to the user (count × median); ! over the per-request budget; bcrypt~12:\n\
+         no measured entry, the gaps fit that cost\n",
     );
     let a = &r.attribution;
     if r.evidence.contains(&"traces") {
@@ -170,6 +176,9 @@ pub fn table(r: &AuthReport) -> String {
     let mut advice = String::new();
     for u in &r.users {
         let name = escape::terminal(&u.user);
+        if let Some(text) = &u.gap_note {
+            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), 80, 2));
+        }
         if let Some(text) = &u.page_advice {
             advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), 80, 2));
         }

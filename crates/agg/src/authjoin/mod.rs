@@ -241,6 +241,11 @@ pub struct UserCost {
     pub suggested_cost_per_page: Option<u32>,
     /// A sentence on page views, when one is over the budget.
     pub page_advice: Option<String>,
+    /// Users with gaps but no measured htpasswd entry: the bcrypt costs whose time
+    /// fits their median gap (set by the caller, who can measure bcrypt).
+    pub gaps_fit_bcrypt_costs: Option<[u32; 2]>,
+    /// The same in words, with whose speed it was compared at.
+    pub gap_note: Option<String>,
     /// Whether the median gap matches the predicted verification time (same
     /// tolerance).
     pub gaps_match_prediction: Option<bool>,
@@ -600,6 +605,8 @@ pub fn join(ev: &Evidence) -> AuthReport {
                 auth_seconds_per_page_view: per_page,
                 suggested_cost_per_page,
                 page_advice,
+                gaps_fit_bcrypt_costs: None,
+                gap_note: None,
                 evidence,
                 user,
             }
