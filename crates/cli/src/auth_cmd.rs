@@ -71,6 +71,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
         threshold: args.threshold,
         min_gap_seconds: args.min_gap,
         page_budget: args.page_budget,
+        bcrypt_speed: args.bcrypt_speed,
     };
     let AuthOutcome { report, failed } = auth::run(logs.as_ref(), &opts, &notes)?;
     let mut out = output::open(out_path)?;

@@ -287,6 +287,12 @@ pub struct AuthArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 0.01)]
     pub min_gap: f64,
 
+    /// Seconds one bcrypt cost-8 verification takes on the server: the speed the gaps
+    /// of users without a measured htpasswd entry are compared with (default: measured
+    /// on this machine).
+    #[arg(long, value_name = "SECONDS")]
+    pub bcrypt_speed: Option<f64>,
+
     /// Budget of password-check time per page view (a page and the assets the same
     /// client loads with it within 5 s); users over it get the bcrypt cost that fits.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]

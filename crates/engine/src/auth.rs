@@ -37,6 +37,9 @@ pub struct AuthOptions {
     pub min_gap_seconds: f64,
     /// Password-check seconds per page view above which a user gets page advice.
     pub page_budget: f64,
+    /// Seconds per bcrypt cost-8 verification on the server, to say what the gaps of
+    /// users without a measured entry fit; `None`: measured here (and calibrated).
+    pub bcrypt_speed: Option<f64>,
 }
 
 impl Default for AuthOptions {
@@ -48,6 +51,7 @@ impl Default for AuthOptions {
             threshold: 0.05,
             min_gap_seconds: 0.01,
             page_budget: DEFAULT_PAGE_BUDGET_SECONDS,
+            bcrypt_speed: None,
         }
     }
 }
@@ -619,6 +623,12 @@ pub fn build_report(
             args.page_budget
         );
     }
+    if args
+        .bcrypt_speed
+        .is_some_and(|s| !(s.is_finite() && s > 0.0))
+    {
+        bail!("--bcrypt-speed: not a positive number of seconds");
+    }
     let trace_tz = args.trace_tz.as_deref().map(TraceTz::parse).transpose()?;
     let mut failed = false;
     let mut notes = Vec::new();
@@ -775,7 +785,7 @@ pub fn build_report(
         page_budget_seconds: args.page_budget,
         sub_second_times,
     });
-    note_unknown_schemes(&mut report);
+    note_unknown_schemes(&mut report, args.bcrypt_speed);
     report.notes.extend(notes);
     Ok(AuthOutcome { report, failed })
 }
@@ -783,7 +793,7 @@ pub fn build_report(
 /// For users with auth gaps but no measured htpasswd entry (none given, or not in
 /// it): which bcrypt costs their median gap fits, at the report's basis — this
 /// machine's speed, scaled by the calibration when there is one.
-fn note_unknown_schemes(report: &mut AuthReport) {
+fn note_unknown_schemes(report: &mut AuthReport, given: Option<f64>) {
     const AT: u32 = 8;
     let unknown = |u: &tlsgap_agg::authjoin::UserCost| {
         u.observed_gaps.is_some() && u.htpasswd.as_ref().and_then(|p| p.verify_seconds).is_none()
@@ -791,18 +801,22 @@ fn note_unknown_schemes(report: &mut AuthReport) {
     if !report.users.iter().any(unknown) {
         return;
     }
-    let options = MeasureOptions {
-        samples: 5,
-        ..MeasureOptions::default()
-    };
-    let measured = tlsgap_auth::measure(tlsgap_auth::Scheme::Bcrypt { cost: AT }, &options);
-    let Some(here) = measured.verify_seconds else {
-        return;
-    };
     let c = &report.calibration;
-    let (speed, place) = match c.basis {
-        tlsgap_agg::authjoin::Basis::ThisMachine => (here, "this machine's speed"),
-        _ => (here * c.server_time_ratio, "the server's speed"),
+    let (speed, place) = if let Some(s) = given {
+        (s, "the given speed")
+    } else {
+        let options = MeasureOptions {
+            samples: 5,
+            ..MeasureOptions::default()
+        };
+        let measured = tlsgap_auth::measure(tlsgap_auth::Scheme::Bcrypt { cost: AT }, &options);
+        let Some(here) = measured.verify_seconds else {
+            return;
+        };
+        match c.basis {
+            tlsgap_agg::authjoin::Basis::ThisMachine => (here, "this machine's speed"),
+            _ => (here * c.server_time_ratio, "the server's speed"),
+        }
     };
     for u in report.users.iter_mut().filter(|u| unknown(u)) {
         let Some(g) = u.observed_gaps else { continue };
@@ -888,7 +902,10 @@ mod tests {
         ];
         let names = ["logs/access.log.1".to_string()];
         let kept = keep_given_log(writes.clone(), paths.clone(), &names);
-        assert_eq!(kept.iter().map(|w| w.fd).collect::<Vec<_>>(), [Some(7), Some(9)]);
+        assert_eq!(
+            kept.iter().map(|w| w.fd).collect::<Vec<_>>(),
+            [Some(7), Some(9)]
+        );
         // A log under another name (a copy): nothing to tell them apart, all kept.
         let kept = keep_given_log(writes, paths, &["copy.txt".to_string()]);
         assert_eq!(kept.len(), 3);
