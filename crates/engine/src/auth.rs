@@ -187,8 +187,10 @@ impl RequestFields {
                 .and_then(|i| rec.int(i))
                 .and_then(|p| u32::try_from(p).ok()),
             kind: path_kind(&target),
+            // Only users' requests make page views: no copy of the others' clients.
             client: self
                 .client
+                .filter(|_| user.is_some())
                 .and_then(|i| rec.raw(i))
                 .map(|c| tlsgap_parser::lossless_text(c).into_owned()),
             head: user.is_some().then(|| line_head(rec, self.user)).flatten(),

@@ -85,7 +85,7 @@ pub struct Request {
     pub pid: Option<u32>,
     /// Path kind.
     pub kind: PathKind,
-    /// The client (`%h`, `$remote_addr`), for page views.
+    /// The client (`%h`, `$remote_addr`) of a request with a user, for page views.
     pub client: Option<String>,
     /// For requests with a user: the start of the line as written, through the user
     /// field and some bytes more (at most [`HEAD_MAX`]), to match a worker's log
