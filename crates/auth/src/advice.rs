@@ -95,6 +95,14 @@ pub fn advise_at(
         suggested_rounds: None,
         text: None,
     };
+    if scheme == Scheme::Unsupported {
+        advice.text = Some(
+            "a {NAME} prefix Apache does not know (such as LDAP's {SSHA}): httpd on Linux \
+             hands the value to crypt(3), which rejects it, so this user cannot log in. \
+             Rehash with htpasswd (-B for bcrypt)."
+                .to_owned(),
+        );
+    }
     if scheme == Scheme::Plain {
         advice.text = Some(
             "stored in plain text: Apache's documentation lists plain text as Windows and \
@@ -226,6 +234,9 @@ mod tests {
             }
         );
         assert!(!advise(Scheme::Yescrypt, None, DEFAULT_THRESHOLD_SECONDS).flagged);
+        let ldap = advise(Scheme::Unsupported, None, DEFAULT_THRESHOLD_SECONDS);
+        assert!(!ldap.flagged);
+        assert!(ldap.text.unwrap().contains("crypt(3), which rejects it"));
         let plain = advise(Scheme::Plain, Some(1e-8), DEFAULT_THRESHOLD_SECONDS);
         assert!(!plain.flagged);
         assert!(plain.text.unwrap().contains("Windows"));

@@ -161,7 +161,9 @@ pub fn measure(scheme: Scheme, options: &MeasureOptions) -> Measurement {
 /// Which scheme to time, how the result is labelled and by what it is multiplied.
 fn plan(scheme: Scheme, options: &MeasureOptions) -> (Option<Scheme>, Method, f64) {
     match scheme {
-        Scheme::Yescrypt | Scheme::Argon2 => (None, Method::NoImplementation, 1.0),
+        Scheme::Yescrypt | Scheme::Argon2 | Scheme::Unsupported => {
+            (None, Method::NoImplementation, 1.0)
+        }
         Scheme::Bcrypt { cost } if cost > options.max_direct_bcrypt_cost => {
             let base = options.max_direct_bcrypt_cost.clamp(4, 31);
             let factor = 2f64.powi(i32::try_from(cost - base).unwrap_or(i32::MAX));
@@ -277,7 +279,7 @@ fn make_hash(scheme: Scheme, password: &[u8]) -> Option<String> {
             password,
         )
         .ok()?,
-        Scheme::Yescrypt | Scheme::Argon2 => return None,
+        Scheme::Yescrypt | Scheme::Argon2 | Scheme::Unsupported => return None,
     };
     Some(hash)
 }

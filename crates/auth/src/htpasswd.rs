@@ -57,6 +57,10 @@ pub enum Scheme {
     Yescrypt,
     /// `$argon2i$`, `$argon2d$`, `$argon2id$`.
     Argon2,
+    /// A `{NAME}` prefix other than `{SHA}` (`{SSHA}`, `{SMD5}`, `{MD5}`, `{CRYPT}`, as
+    /// LDAP tools write them): `apr_password_validate` does not know it, so on Linux
+    /// httpd hands the value to `crypt(3)`, which rejects it: the user cannot log in.
+    Unsupported,
     /// No recognised prefix and not a DES crypt string: plain text. Apache's own
     /// documentation lists plain text as "Windows & Netware only"; elsewhere httpd
     /// hands the value to `crypt()`, so such a user can never log in.
@@ -83,6 +87,7 @@ impl Scheme {
             Scheme::Yescrypt => "yescrypt",
             Scheme::Argon2 => "argon2",
             Scheme::Plain => "plain",
+            Scheme::Unsupported => "unsupported",
         }
     }
 
@@ -352,6 +357,17 @@ fn classify(hash: &[u8]) -> Result<Scheme, MalformedReason> {
     if hash.first() == Some(&b'$') {
         return Err(MalformedReason::UnknownScheme);
     }
+    if let Some(rest) = hash.strip_prefix(b"{") {
+        let name = rest.split(|&b| b == b'}').next().unwrap_or_default();
+        let closed = rest.get(name.len()) == Some(&b'}');
+        if closed
+            && !name.is_empty()
+            && name.len() <= 16
+            && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        {
+            return Ok(Scheme::Unsupported);
+        }
+    }
     if hash.len() == 13 && hash.iter().all(|&b| is_crypt64(b)) {
         return Ok(Scheme::DesCrypt);
     }
@@ -405,6 +421,15 @@ mod tests {
             Scheme::Apr1
         );
         assert_eq!(scheme_of("a:abJnggxhB/yWI"), Scheme::DesCrypt);
+        // LDAP-style prefixes Apache does not verify, as slapd and ldap tools write them.
+        assert_eq!(
+            scheme_of("a:{SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g7gMfC"),
+            Scheme::Unsupported
+        );
+        assert_eq!(scheme_of("a:{SMD5}abc"), Scheme::Unsupported);
+        assert_eq!(scheme_of("a:{CRYPT}$6$salt$x"), Scheme::Unsupported);
+        // Not a prefix: plain text that starts with a brace.
+        assert_eq!(scheme_of("a:{not a prefix"), Scheme::Plain);
         assert_eq!(scheme_of("a:$2y$05$x"), Scheme::Bcrypt { cost: 5 });
         assert_eq!(scheme_of("a:$2a$12$x"), Scheme::Bcrypt { cost: 12 });
         assert_eq!(scheme_of("a:$2b$15$x"), Scheme::Bcrypt { cost: 15 });

@@ -12,7 +12,9 @@ pub(crate) fn verify(scheme: Scheme, hash: &[u8], password: &[u8]) -> Verificati
         Scheme::Plain => constant_time_eq(password, hash),
         Scheme::Sha1 => constant_time_eq(sha1_htpasswd(password).as_bytes(), hash),
         Scheme::Apr1 => crate::apr1::verify_apr1(password, hash),
-        Scheme::Yescrypt | Scheme::Argon2 => return Verification::Unsupported,
+        Scheme::Yescrypt | Scheme::Argon2 | Scheme::Unsupported => {
+            return Verification::Unsupported
+        }
         Scheme::DesCrypt
         | Scheme::Bcrypt { .. }
         | Scheme::Md5Crypt

@@ -173,6 +173,7 @@ impl fmt::Display for HashInfo {
             Scheme::Argon2 => "argon2",
             Scheme::Md5Crypt => "MD5 crypt",
             Scheme::DesCrypt => "crypt",
+            Scheme::Unsupported => "unsupported prefix",
             _ => "plain",
         };
         f.write_str(name)?;

@@ -188,6 +188,30 @@ fn needs_some_evidence_and_names_a_missing_file() {
     );
 }
 
+/// An htpasswd file as LDAP tools leave them: `{SSHA}` (salted SHA-1, slappasswd's
+/// default) next to entries `htpasswd` wrote. Apache does not know the prefix and
+/// hands it to crypt(3), which rejects it: the user is reported as unable to log in,
+/// not as plain text, and the salted hash never reaches the output.
+#[test]
+fn ldap_prefixes_are_unsupported_not_plain() {
+    let dir = util::tempdir();
+    let htp = dir.path().join("htpasswd");
+    std::fs::write(
+        &htp,
+        "ldapuser:{SSHA}iHFmyA0BGrNuGz09DsEyLwE+Hy8RIjNE\n\
+         olduser:{SHA}qUqP5cyxm6YcTAhz05Hph5gvu9M=\n",
+    )
+    .unwrap();
+    let v = auth(dir.path(), &["--htpasswd", "htpasswd"]);
+    let u = user(&v, "ldapuser");
+    assert_eq!(u["htpasswd"]["scheme"], "unsupported", "{u}");
+    assert!(u["htpasswd"]["verify_seconds"].is_null(), "{u}");
+    let advice = u["htpasswd"]["advice"].as_str().unwrap();
+    assert!(advice.contains("crypt(3), which rejects it"), "{advice}");
+    assert_eq!(user(&v, "olduser")["htpasswd"]["scheme"], "sha1");
+    assert!(!v.to_string().contains("iHFmyA0BGrNuGz09"), "{v}");
+}
+
 /// The six-user scenario of `scripts/real-auth.py` in `dir`: every evidence kind alone
 /// and all together rank the expensive users (bcrypt 12, then 10) first, in order, and
 /// the cheap ones after them; observed gaps and extra latency are within tolerance of
