@@ -271,9 +271,15 @@ fn auto_format(
         }
         match detect(&lines) {
             Some(d) => {
+                // A variant is not a name --log-format knows: show it ready to paste.
+                let paste = match d.variant {
+                    Some(text) if text.starts_with("log_format") => format!("; {text}"),
+                    Some(text) => format!("; LogFormat \"{}\"", text.replace('"', "\\\"")),
+                    None => String::new(),
+                };
                 notes.info(format!(
                     "log format: {} (auto-detected from {name}: {} of the first {} lines fit; \
-                     use --log-format to choose)",
+                     use --log-format to choose){paste}",
                     d.preset, d.parsed, d.sampled
                 ));
                 return Ok(d.format);

@@ -1,13 +1,94 @@
-//! `--log-format auto`: pick the preset that parses the first lines of the input.
+//! `--log-format auto`: pick the preset, or the common variant of one, that parses the
+//! first lines of the input.
 
 use crate::access::{LineParser, Record};
-use crate::format::{Dialect, Format, PRESETS};
+use crate::format::{Dialect, Format, Role, PRESETS};
+
+/// Layouts operators run that are a preset plus a field or two: a duration appended
+/// (`%D` µs, `%T` s, nginx's `$request_time`), TLS fields after `vhost_combined`, and
+/// nginx's default `main` (combined + `"$http_x_forwarded_for"`). Tried after the
+/// presets; the label names the preset and what was added.
+pub const VARIANTS: &[(&str, &str)] = &[
+    (
+        "combinedssl + %D",
+        r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %{SSL_PROTOCOL}x %{SSL_CIPHER}x %D"#,
+    ),
+    (
+        "combinedssl + %T",
+        r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %{SSL_PROTOCOL}x %{SSL_CIPHER}x %T"#,
+    ),
+    (
+        "combined + %D",
+        r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %D"#,
+    ),
+    (
+        "combined + %T",
+        r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %T"#,
+    ),
+    (
+        "vhost_combined + TLS",
+        r#"%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i" %{SSL_PROTOCOL}x %{SSL_CIPHER}x"#,
+    ),
+    (
+        "vhost_combined + TLS + %D",
+        r#"%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i" %{SSL_PROTOCOL}x %{SSL_CIPHER}x %D"#,
+    ),
+    (
+        "nginx main",
+        r#"log_format main '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for"';"#,
+    ),
+    (
+        "nginx main + TLS",
+        r#"log_format main_ssl '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$http_x_forwarded_for" $ssl_protocol $ssl_cipher';"#,
+    ),
+    (
+        "nginx-ssl + $request_time",
+        r#"log_format ssl_timed '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher $request_time';"#,
+    ),
+    (
+        "nginx-combined + $request_time",
+        r#"log_format timed '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time';"#,
+    ),
+];
+
+/// Whether a variant's appended duration looks like what it claims: `%D`
+/// (microseconds) is never 0 and rarely under 50; `%T` (whole seconds) is mostly 0.
+fn plausible(label: &str, format: &Format, sample: &[&[u8]]) -> bool {
+    let (micros, seconds) = (label.ends_with("%D"), label.ends_with("%T"));
+    if !(micros || seconds) {
+        return true;
+    }
+    let Some(idx) = format.role(Role::Duration) else {
+        return true;
+    };
+    let mut parser = LineParser::new(format);
+    let mut rec = Record::new(format);
+    let mut values: Vec<u64> = Vec::new();
+    for line in sample {
+        if parser.parse(line, &mut rec).is_ok() {
+            values.extend(rec.int(idx));
+        }
+    }
+    if values.is_empty() {
+        return false;
+    }
+    values.sort_unstable();
+    let median = values.get(values.len() / 2).copied().unwrap_or(0);
+    if micros {
+        median >= 50
+    } else {
+        median <= 5
+    }
+}
 
 /// The outcome of detection.
 #[derive(Debug, Clone)]
 pub struct Detection {
-    /// The preset's name.
+    /// The preset's name, or a variant's label (`combinedssl + %D`).
     pub preset: &'static str,
+    /// A variant's format text (to show as a `LogFormat`/`log_format` to paste);
+    /// `None` for a preset.
+    pub variant: Option<&'static str>,
     /// The compiled preset.
     pub format: Format,
     /// How many of the sampled lines it parsed.
@@ -30,10 +111,18 @@ pub fn detect(lines: &[&[u8]]) -> Option<Detection> {
     }
     let nginx_hint = nginx_escapes(&sample);
     let mut best: Option<(usize, bool, Detection)> = None;
-    for (name, _) in PRESETS {
-        let Ok(format) = Format::compile(name) else {
+    let candidates = PRESETS.iter().map(|(name, _)| (*name, *name, None)).chain(
+        VARIANTS
+            .iter()
+            .map(|(label, text)| (*label, *text, Some(*text))),
+    );
+    for (name, spec, variant) in candidates {
+        let Ok(format) = Format::compile(spec) else {
             continue;
         };
+        if variant.is_some() && !plausible(name, &format, &sample) {
+            continue;
+        }
         let parsed = {
             let mut parser = LineParser::new(&format);
             let mut rec = Record::new(&format);
@@ -46,9 +135,17 @@ pub fn detect(lines: &[&[u8]]) -> Option<Detection> {
             continue;
         }
         let dialect_fits = (format.dialect == Dialect::Nginx) == nginx_hint;
+        // On a tie: the dialect the escapes point to, then the layout with more
+        // fields (`%v:%p %h %l %u` read as `%h %l %u` would need a user `- -`).
         let better = match &best {
             None => true,
-            Some((p, fits, _)) => parsed > *p || (parsed == *p && dialect_fits && !fits),
+            Some((p, fits, d)) => {
+                parsed > *p
+                    || (parsed == *p && dialect_fits && !fits)
+                    || (parsed == *p
+                        && dialect_fits == *fits
+                        && format.fields.len() > d.format.fields.len())
+            }
         };
         if better {
             best = Some((
@@ -56,6 +153,7 @@ pub fn detect(lines: &[&[u8]]) -> Option<Detection> {
                 dialect_fits,
                 Detection {
                     preset: name,
+                    variant,
                     format,
                     parsed,
                     sampled: sample.len(),
@@ -118,6 +216,37 @@ mod tests {
         assert_eq!(detect(&[SSL_REQUEST]).unwrap().preset, "ssl_request");
         assert!(detect(&[b"hello world"]).is_none());
         assert!(detect(&[]).is_none());
+    }
+
+    #[test]
+    fn common_variants_of_the_presets() {
+        let d = detect(&[&[SSL, b" 2585"].concat()]).unwrap();
+        assert_eq!(
+            (d.preset, d.format.has(Role::Duration)),
+            ("combinedssl + %D", true)
+        );
+        assert!(d.variant.unwrap().ends_with("%D"));
+        assert_eq!(
+            detect(&[&[SSL, b" 0"].concat(), &[SSL, b" 1"].concat()])
+                .unwrap()
+                .preset,
+            "combinedssl + %T"
+        );
+        assert_eq!(
+            detect(&[&[COMBINED, b" 181000"].concat()]).unwrap().preset,
+            "combined + %D"
+        );
+        let vhost = br#"www.example.org:443 2001:db8::1 - - [21/Nov/2026:18:07:40 +0000] "GET / HTTP/1.1" 200 512 "-" "curl/8.0" TLSv1.3 TLS_AES_128_GCM_SHA256"#;
+        assert_eq!(detect(&[vhost]).unwrap().preset, "vhost_combined + TLS");
+        let main = br#"192.0.2.7 - - [21/Nov/2026:18:07:40 +0000] "GET / HTTP/1.1" 200 512 "-" "curl/8.0" "203.0.113.9""#;
+        assert_eq!(detect(&[main]).unwrap().preset, "nginx main");
+        let timed = [SSL, b" 0.004"].concat();
+        assert_eq!(
+            detect(&[&timed]).unwrap().preset,
+            "nginx-ssl + $request_time"
+        );
+        // The presets themselves still win when they fit.
+        assert_eq!(detect(&[SSL]).unwrap().variant, None);
     }
 
     #[test]

@@ -563,24 +563,34 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     assert_eq!(m["apache"]["mpm"], mpm);
     assert_eq!(m["strace"]["string_limit"], 32);
     assert_eq!(m["trace_timestamps"], if ttt { "ttt" } else { "tt" });
-    // The operator's LogFormat, as pasted from httpd.conf.
+    // The operator's LogFormat, as pasted from httpd.conf; the -ttt run's log
+    // (combinedssl + %D) is left to auto-detection.
     let log_format = format!(
         "LogFormat \"{}\" combinedssl",
         m["log_format"].as_str().unwrap().replace('"', "\\\"")
     );
-    let mut args = vec![
-        "--log-format".to_string(),
-        log_format,
-        "--htpasswd".into(),
-        "htpasswd".into(),
-        "--log".into(),
-        "access.log".into(),
-        "--traces".into(),
-    ];
-    for f in m["strace"]["files"].as_array().unwrap() {
-        args.push(f.as_str().unwrap().to_owned());
+    let traces: Vec<String> = m["strace"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect();
+    let traces: Vec<&str> = traces.iter().map(String::as_str).collect();
+    let mut logs = vec!["--log", "access.log"];
+    if !ttt {
+        logs.extend(["--log-format", log_format.as_str()]);
     }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let htpasswd = ["--htpasswd", "htpasswd"];
+    let with = |htp: bool| -> Vec<&str> {
+        let mut a = logs.clone();
+        if htp {
+            a.extend(htpasswd);
+        }
+        a.push("--traces");
+        a.extend(traces.iter().copied());
+        a
+    };
+    let args = with(true);
     let v = auth(&out, &args);
     let a = &v["attribution"];
     assert_eq!(a["user_cut_off"], 0, "{v}");
@@ -671,7 +681,7 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     // ({SHA}), which is all a 32-byte read() of the htpasswd file shows; each says what
     // its duration fits.
     let mut g = vec!["gaps", "--format", "json", "--min-gap", "0.03"];
-    g.extend(args.iter().skip(7).copied());
+    g.extend(traces.iter().copied());
     let gaps: Value = serde_json::from_str(&util::stdout_in(&out, &g)).unwrap();
     let auth_gaps: Vec<&Value> = gaps["gaps"]
         .as_array()
@@ -692,13 +702,7 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     }
     // Without the htpasswd file the scheme is unknown: each slow user's gaps are said
     // to fit a bcrypt cost at this machine's speed, within one step of the real one.
-    let blind: Vec<&str> = args
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !(2..4).contains(i))
-        .map(|(_, a)| *a)
-        .collect();
-    let b = auth(&out, &blind);
+    let b = auth(&out, &with(false));
     for u in b["users"].as_array().unwrap() {
         let name = u["user"].as_str().unwrap();
         let Some(cost) = m["users"][name]["cost"].as_i64().filter(|c| *c >= 10) else {
