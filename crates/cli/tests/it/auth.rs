@@ -450,8 +450,14 @@ fn traces_on_stdin_are_read_once() {
     let dir = util::repo_root().join("testdata/strace/real/apache-f-stderr");
     let run = |stdin: Option<&[u8]>| {
         let mut cmd = util::tlsgap();
-        cmd.current_dir(&dir)
-            .args(["auth", "--format", "json", "--traces"]);
+        cmd.current_dir(&dir).args([
+            "auth",
+            "--format",
+            "json",
+            "--bcrypt-speed",
+            "0.02",
+            "--traces",
+        ]);
         match stdin {
             Some(bytes) => cmd.arg("-").write_stdin(bytes.to_vec()),
             None => cmd.arg("trace"),
