@@ -61,7 +61,8 @@
 #     default and bcrypt 5 is 20x under it; the check-pw cases set thresholds far from
 #     every user's time, so their status and exit code do not depend on the machine).
 #   - every case: an auth gap's `the duration fits bcrypt cost 12-13 at this machine's
-#     speed` compares it with bcrypt measured at this run: the costs become N.
+#     speed` compares it with bcrypt measured at this run: the costs become N, and so
+#     do auth's `bcrypt~12` and `gaps_fit_bcrypt_costs` (users without an entry).
 #     GOLDEN_NOMASK=1 skips this masking (to see what it hides: capture twice, diff).
 #     Checked: two unmasked captures differ only in these places; two masked captures
 #     run at the same time (both cores busy) are identical to one run alone.
@@ -248,7 +249,10 @@ case_() {
             s/^(tlsgap_run_timestamp_seconds) [0-9.e+-]+$/\1 @NOW@/
             s/^(thread '[^']*') \([0-9]+\) panicked/\1 (@TID@) panicked/
             s/fits bcrypt cost [0-9]+(-[0-9]+)? at this machine/fits bcrypt cost N at this machine/g
+            s/bcrypt~[0-9]+(-[0-9]+)?( *)/bcrypt~N /g
             s/ panicked at [^ ]+:[0-9]+:[0-9]+:$/ panicked at @LOC@:/" "$f"
+        # The same measured costs as a JSON array over several lines.
+        perl -0pi -e 's/("gaps_fit_bcrypt_costs": )\[[^\]]*\]/$1N/g' "$f"
     done
     if [[ "$name" == *-pw-* ]] && [ -z "${GOLDEN_NOMASK:-}" ]; then
         for f in "$OUT/$name".*; do
