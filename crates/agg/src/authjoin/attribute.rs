@@ -13,7 +13,7 @@
 //! A method ties the gap to a user only when every candidate it finds names the same
 //! user; otherwise the gap stays unattributed, with the reason.
 
-use super::{AuthGap, LogWrite, Request};
+use super::model::{AuthGap, LogWrite, Request};
 
 /// Slack around a request's window for clocks read at different moments (µs).
 const SLACK_US: i64 = 50_000;
@@ -368,7 +368,7 @@ pub(crate) fn attribute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authjoin::PathKind;
+    use crate::authjoin::model::PathKind;
 
     const S: i64 = 1_000_000;
 

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{PathKind, Request};
+use super::model::{PathKind, Request};
 
 /// Requests of the same client within this many seconds after a page are its assets.
 pub const PAGE_VIEW_SECONDS: f64 = 5.0;
