@@ -150,7 +150,8 @@ impl Dist {
         secs.sort_by(f64::total_cmp);
         Dist {
             count: secs.len() as u64,
-            total_seconds: secs.iter().sum(),
+            // An empty f64 sum is -0.0: `+ 0.0` makes it the 0 a reader expects.
+            total_seconds: secs.iter().sum::<f64>() + 0.0,
             p50_seconds: nearest_rank(&secs, 0.5),
             p95_seconds: nearest_rank(&secs, 0.95),
             max_seconds: secs.last().copied().unwrap_or(0.0),
@@ -195,4 +196,16 @@ pub struct PidRow {
     pub blocked: Dist,
     /// Gaps per cause.
     pub causes: BTreeMap<&'static str, u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_distribution_sums_to_plus_zero() {
+        let d = Dist::of(Vec::new());
+        assert!(d.total_seconds == 0.0 && d.total_seconds.is_sign_positive());
+        assert_eq!(serde_json::to_string(&d.total_seconds).unwrap(), "0.0");
+    }
 }
