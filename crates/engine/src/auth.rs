@@ -625,12 +625,7 @@ pub fn build_report(
             args.page_budget
         );
     }
-    if args
-        .bcrypt_speed
-        .is_some_and(|s| !(s.is_finite() && s > 0.0))
-    {
-        bail!("--bcrypt-speed: not a positive number of seconds");
-    }
+    crate::gaps::check_bcrypt_speed(args.bcrypt_speed)?;
     let trace_tz = args.trace_tz.as_deref().map(TraceTz::parse).transpose()?;
     let mut failed = false;
     let mut notes = Vec::new();
@@ -796,37 +791,32 @@ pub fn build_report(
 /// it): which bcrypt costs their median gap fits, at the report's basis — this
 /// machine's speed, scaled by the calibration when there is one.
 fn note_unknown_schemes(report: &mut AuthReport, given: Option<f64>) {
-    const AT: u32 = 8;
+    use crate::gaps::{bcrypt_speed, BcryptSpeed, BCRYPT_REFERENCE_COST};
     let unknown = |u: &tlsgap_agg::authjoin::UserCost| {
         u.observed_gaps.is_some() && u.htpasswd.as_ref().and_then(|p| p.verify_seconds).is_none()
     };
     if !report.users.iter().any(unknown) {
         return;
     }
+    let Some(BcryptSpeed { seconds, place }) = bcrypt_speed(given) else {
+        return;
+    };
+    // Measured here and calibrated: on the server's time.
     let c = &report.calibration;
-    let (speed, place) = if let Some(s) = given {
-        (s, "the given speed")
-    } else {
-        let options = MeasureOptions {
-            samples: 5,
-            ..MeasureOptions::default()
-        };
-        let measured = tlsgap_auth::measure(tlsgap_auth::Scheme::Bcrypt { cost: AT }, &options);
-        let Some(here) = measured.verify_seconds else {
-            return;
-        };
-        match c.basis {
-            tlsgap_agg::authjoin::Basis::ThisMachine => (here, "this machine's speed"),
-            _ => (here * c.server_time_ratio, "the server's speed"),
+    let (speed, place) = match (given, c.basis) {
+        (None, basis) if basis != tlsgap_agg::authjoin::Basis::ThisMachine => {
+            (seconds * c.server_time_ratio, "the server's speed")
         }
+        _ => (seconds, place),
     };
     for u in report.users.iter_mut().filter(|u| unknown(u)) {
         let Some(g) = u.observed_gaps else { continue };
         u.gaps_fit_bcrypt_costs =
-            tlsgap_agg::gaps::bcrypt_costs_fitting(g.p50_seconds, speed, AT).map(|(a, b)| [a, b]);
+            tlsgap_agg::gaps::bcrypt_costs_fitting(g.p50_seconds, speed, BCRYPT_REFERENCE_COST)
+                .map(|(a, b)| [a, b]);
         u.gap_note = Some(format!(
             "scheme unknown (no measured htpasswd entry): {}",
-            tlsgap_agg::gaps::duration_note(g.p50_seconds, speed, AT, place)
+            tlsgap_agg::gaps::duration_note(g.p50_seconds, speed, BCRYPT_REFERENCE_COST, place)
         ));
     }
 }

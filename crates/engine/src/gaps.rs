@@ -66,12 +66,7 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
     if inputs.iter().all(|i| i.error.is_some() && i.lines == 0) {
         return Err(crate::err!("no trace could be read").with_kind(crate::ErrorKind::NoInput));
     }
-    if opts
-        .bcrypt_speed
-        .is_some_and(|s| !(s.is_finite() && s > 0.0))
-    {
-        bail!("--bcrypt-speed: not a positive number of seconds");
-    }
+    check_bcrypt_speed(opts.bcrypt_speed)?;
     let mut report = analyzer.finish();
     note_unknown_schemes(&mut report, opts.bcrypt_speed);
     if report.lines.trace == 0 && inputs.iter().all(|i| i.error.is_none()) {
@@ -94,7 +89,6 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
 /// consistent with, from its duration against bcrypt measured on this machine (the
 /// scheme of the first entry a cut `read()` shows is not the verified user's).
 fn note_unknown_schemes(report: &mut GapsReport, given: Option<f64>) {
-    const AT: u32 = 8;
     let unknown = |g: &tlsgap_agg::gaps::Gap| {
         g.cause == Cause::Auth
             && g.detail
@@ -104,19 +98,8 @@ fn note_unknown_schemes(report: &mut GapsReport, given: Option<f64>) {
     if !report.gaps.iter().chain(&report.top).any(unknown) {
         return;
     }
-    let (speed, place) = match given {
-        Some(s) => (s, "the given speed"),
-        None => {
-            let options = tlsgap_auth::MeasureOptions {
-                samples: 5,
-                ..tlsgap_auth::MeasureOptions::default()
-            };
-            let measured = tlsgap_auth::measure(tlsgap_auth::Scheme::Bcrypt { cost: AT }, &options);
-            let Some(here) = measured.verify_seconds else {
-                return;
-            };
-            (here, "this machine's speed")
-        }
+    let Some(BcryptSpeed { seconds, place }) = bcrypt_speed(given) else {
+        return;
     };
     for g in report
         .gaps
@@ -124,12 +107,53 @@ fn note_unknown_schemes(report: &mut GapsReport, given: Option<f64>) {
         .chain(report.top.iter_mut())
         .filter(|g| unknown(g))
     {
-        let note = duration_note(g.seconds, speed, AT, place);
+        let note = duration_note(g.seconds, seconds, BCRYPT_REFERENCE_COST, place);
         g.detail = Some(match g.detail.take() {
             Some(d) => format!("{d}; {note}"),
             None => format!("scheme not shown; {note}"),
         });
     }
+}
+
+/// The bcrypt cost whose verification time is the reference speed for gap labels.
+pub(crate) const BCRYPT_REFERENCE_COST: u32 = 8;
+
+/// `--bcrypt-speed` must be a positive number of seconds.
+pub(crate) fn check_bcrypt_speed(given: Option<f64>) -> Result<()> {
+    if given.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
+        bail!("--bcrypt-speed: not a positive number of seconds");
+    }
+    Ok(())
+}
+
+/// Seconds per bcrypt verification at [`BCRYPT_REFERENCE_COST`], and whose speed that is.
+pub(crate) struct BcryptSpeed {
+    pub seconds: f64,
+    pub place: &'static str,
+}
+
+/// The speed given (`--bcrypt-speed`), else bcrypt measured on this machine (5 timings,
+/// the median); `None` if the measurement failed its self-check.
+pub(crate) fn bcrypt_speed(given: Option<f64>) -> Option<BcryptSpeed> {
+    if let Some(seconds) = given {
+        return Some(BcryptSpeed {
+            seconds,
+            place: "the given speed",
+        });
+    }
+    let options = tlsgap_auth::MeasureOptions {
+        samples: 5,
+        ..tlsgap_auth::MeasureOptions::default()
+    };
+    let scheme = tlsgap_auth::Scheme::Bcrypt {
+        cost: BCRYPT_REFERENCE_COST,
+    };
+    tlsgap_auth::measure(scheme, &options)
+        .verify_seconds
+        .map(|seconds| BcryptSpeed {
+            seconds,
+            place: "this machine's speed",
+        })
 }
 
 /// Expand trace arguments: none is standard input; a pattern with `*`, `?` or `[`

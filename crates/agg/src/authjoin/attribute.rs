@@ -96,6 +96,9 @@ pub(crate) struct Index<'r> {
     /// Per write: the lines it can be (indexes into `requests`), or the one line it
     /// is once the others are known to be other writes'.
     lines: Vec<Vec<usize>>,
+    /// How long before a write its line can have begun: the longest request window
+    /// (so that no candidate line is left out of a write's set).
+    reach_us: i64,
 }
 
 impl<'r> Index<'r> {
@@ -107,11 +110,18 @@ impl<'r> Index<'r> {
             .filter_map(|(i, r)| Some((r.begin_us?, i)))
             .collect();
         heads.sort_unstable();
+        let resolution_us = if sub_second_times { 1 } else { 1_000_000 };
+        let longest = requests
+            .iter()
+            .filter_map(|r| r.duration_us.and_then(|d| i64::try_from(d).ok()))
+            .max()
+            .unwrap_or(0);
         let mut index = Index {
             requests,
             heads,
-            resolution_us: if sub_second_times { 1 } else { 1_000_000 },
+            resolution_us,
             lines: Vec::new(),
+            reach_us: resolution_us + longest.max(NO_DURATION_WINDOW_US) + 2 * SLACK_US,
         };
         index.lines = index.pin(writes);
         index
@@ -225,8 +235,17 @@ impl<'r> Index<'r> {
     /// The window in which `r` was being served: from its logged start (truncated to
     /// the log's resolution) to its end, with slack; `None` without a duration.
     fn window(&self, r: &Request) -> Option<(i64, i64)> {
+        self.span(r, None)
+    }
+
+    /// [`Index::window`], taking a request without a duration to last `no_duration`
+    /// µs when that is given.
+    fn span(&self, r: &Request, no_duration: Option<i64>) -> Option<(i64, i64)> {
         let b = r.begin_us?;
-        let d = i64::try_from(r.duration_us?).ok()?;
+        let d = match r.duration_us {
+            Some(d) => i64::try_from(d).ok()?,
+            None => no_duration?,
+        };
         Some((b - SLACK_US, b + self.resolution_us + d + SLACK_US))
     }
 
@@ -241,11 +260,10 @@ impl<'r> Index<'r> {
     /// begin with the written bytes (or that the written bytes begin with) and whose
     /// request was being served then.
     fn lines_of_write<'s>(&'s self, w: &'s LogWrite, at: i64) -> impl Iterator<Item = usize> + 's {
-        let reach = self.resolution_us + NO_DURATION_WINDOW_US.max(WRITE_AFTER_GAP_US);
+        let reach = self.reach_us;
         let from = self.heads.partition_point(|&(b, _)| b < at - reach);
         let to = self.heads.partition_point(|&(b, _)| b <= at + SLACK_US);
         let requests = self.requests;
-        let resolution = self.resolution_us;
         self.heads
             .get(from..to)
             .unwrap_or(&[])
@@ -261,12 +279,9 @@ impl<'r> Index<'r> {
                 let n = head.len().min(w.head.len());
                 // A write shorter than the line's head must be one strace cut.
                 let same = head.get(..n) == w.head.get(..n) && (w.cut || n == head.len());
-                let Some(b) = r.begin_us else { return false };
-                let last = match r.duration_us.and_then(|d| i64::try_from(d).ok()) {
-                    Some(d) => b + resolution + d + SLACK_US,
-                    None => b + resolution + NO_DURATION_WINDOW_US,
-                };
-                same && b - SLACK_US <= at && at <= last
+                same && self
+                    .span(r, Some(NO_DURATION_WINDOW_US))
+                    .is_some_and(|(a, b)| a <= at && at <= b)
             })
     }
 }
