@@ -56,6 +56,9 @@ APACHE_FORMATS = {
     "ssl_request": '%t %h %{SSL_PROTOCOL}x %{SSL_CIPHER}x "%r" %b',
     "combinedssl_dp": '%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" '
                       "%{SSL_PROTOCOL}x %{SSL_CIPHER}x %D %P",
+    # combinedssl with the request time in seconds appended (a common edit)
+    "combinedssl_t": '%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" '
+                     "%{SSL_PROTOCOL}x %{SSL_CIPHER}x %T",
 }
 
 # nginx: name -> (escape, format string as nginx concatenates it)
@@ -64,6 +67,16 @@ NGINX_FORMATS = {
                   '$remote_addr - $remote_user [$time_local] "$request" $status '
                   '$body_bytes_sent "$http_referer" "$http_user_agent" '
                   "$ssl_protocol $ssl_cipher"),
+    # nginx's default `main` with the TLS pair appended
+    "nginx_main_ssl": (None,
+                       '$remote_addr - $remote_user [$time_local] "$request" $status '
+                       '$body_bytes_sent "$http_referer" "$http_user_agent" '
+                       '"$http_x_forwarded_for" $ssl_protocol $ssl_cipher'),
+    # nginx_ssl with $request_time appended
+    "nginx_ssl_rt": (None,
+                     '$remote_addr - $remote_user [$time_local] "$request" $status '
+                     '$body_bytes_sent "$http_referer" "$http_user_agent" '
+                     "$ssl_protocol $ssl_cipher $request_time"),
     "nginx_json": ("json",
                    '{"time":"$time_iso8601","remote_addr":"$remote_addr",'
                    '"remote_user":"$remote_user","request":"$request",'
@@ -81,6 +94,9 @@ LOGS = [
     ("apache-combinedssl_dp.log", "apache", "combinedssl_dp"),
     ("nginx-ssl.log", "nginx", "nginx_ssl"),
     ("nginx-json.log", "nginx", "nginx_json"),
+    ("apache-combinedssl_t.log", "apache", "combinedssl_t"),
+    ("nginx-main_ssl.log", "nginx", "nginx_main_ssl"),
+    ("nginx-ssl_rt.log", "nginx", "nginx_ssl_rt"),
 ]
 
 REQ_KEYS = ["request", "method", "target", "http_version"]
@@ -100,6 +116,10 @@ FORMAT_KEYS = {
                                                    "user_agent", "tls_protocol",
                                                    "tls_cipher"],
 }
+# the variants show what their base format shows
+FORMAT_KEYS["combinedssl_t"] = FORMAT_KEYS["combinedssl"]
+FORMAT_KEYS["nginx_main_ssl"] = FORMAT_KEYS["nginx_ssl"]
+FORMAT_KEYS["nginx_ssl_rt"] = FORMAT_KEYS["nginx_ssl"]
 KEY_ORDER = ["client", "user", "request", "method", "target", "http_version",
              "status", "bytes", "referer", "user_agent", "tls_protocol",
              "tls_cipher", "pid"]

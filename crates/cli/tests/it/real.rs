@@ -168,6 +168,44 @@ fn fresh_real_vectors_from_real_servers_match_expected() {
     let out = dir.path().join("real");
     util::run_script("real-vectors.py", &[out.as_os_str()]);
     assert_no_failures(&check_dir(&out));
+    // `--log-format auto` on what the servers wrote: the presets and the common
+    // variants (a duration or X-Forwarded-For appended) are recognised, and the
+    // answer is the one the pasted format gives.
+    let formats: BTreeMap<String, String> =
+        serde_json::from_slice(&std::fs::read(out.join("formats.json")).unwrap()).unwrap();
+    for (log, label) in [
+        ("apache-combinedssl.log", "combinedssl"),
+        ("apache-ssl_request.log", "ssl_request"),
+        ("apache-combinedssl_t.log", "combinedssl + %T"),
+        ("nginx-main_ssl.log", "nginx main + TLS"),
+        ("nginx-ssl_rt.log", "nginx-ssl + $request_time"),
+    ] {
+        let auto = tlsgap()
+            .current_dir(&out)
+            .args(["tls", "--format", "json", log])
+            .output()
+            .unwrap();
+        assert_code(&auto, 0);
+        let note = util::stderr(&auto);
+        assert!(
+            note.contains(&format!("log format: {label} (auto-detected")),
+            "{log}: {note}"
+        );
+        let given = tlsgap()
+            .current_dir(&out)
+            .args([
+                "tls",
+                "--format",
+                "json",
+                "--log-format",
+                &formats[log],
+                log,
+            ])
+            .output()
+            .unwrap();
+        assert_code(&given, 0);
+        assert_eq!(util::stdout(&auto), util::stdout(&given), "{log}");
+    }
 }
 
 /// Whether the tests run as root (`id -u`).
