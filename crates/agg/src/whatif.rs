@@ -9,7 +9,8 @@
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tlsgap_ciphers::policy::{Decision, Policy};
+use tlsgap_ciphers::policy::{Decision, Policy, Reason};
+use tlsgap_ciphers::{catalogue, Protocol};
 use tlsgap_parser::lossless_text;
 
 use crate::lines::{LineStats, LinesReport};
@@ -127,14 +128,14 @@ impl WhatifAgg {
         lines: &LineStats,
         inputs: Vec<InputReport>,
     ) -> WhatifReport {
-        let decisions: Vec<Decision> = self
+        let judged: Vec<Judged> = self
             .pairs
             .iter()
-            .map(|(p, c)| policy.decide(&lossless_text(p), &lossless_text(c)))
+            .map(|(p, c)| judge(policy, &lossless_text(p), &lossless_text(c)))
             .collect();
         let refused = |pair: u32| {
             matches!(
-                decisions.get(pair as usize),
+                judged.get(pair as usize).map(|j| j.decision),
                 Some(Decision::RefusedProtocol | Decision::RefusedCipher)
             )
         };
@@ -209,9 +210,12 @@ impl WhatifAgg {
                 let protocol = lossless_text(p).into_owned();
                 let cipher = lossless_text(c).into_owned();
                 let requests = pair_requests.get(i).copied().unwrap_or(0);
+                let j = judged.get(i);
                 CipherRow {
                     verdict: cipher_facts(&protocol, &cipher).verdict,
-                    decision: decision_name(decisions.get(i).copied()),
+                    decision: decision_name(j.map(|j| j.decision)),
+                    reason: j.and_then(|j| j.reason).map(Reason::as_str),
+                    why: j.and_then(|j| j.why.clone()),
                     share: share(requests, totals.requests),
                     clients: pair_clients.get(i).copied().unwrap_or(0),
                     protocol,
@@ -235,6 +239,7 @@ impl WhatifAgg {
                     protocols.push(ProtocolRow {
                         protocol: c.protocol.clone(),
                         allowed: policy_allows_protocol(policy, &c.protocol),
+                        reason: protocol_reason(policy, &c.protocol).map(Reason::as_str),
                         requests: 0,
                         refused_requests: 0,
                         share_refused: 0.0,
@@ -325,7 +330,44 @@ fn decision_name(d: Option<Decision>) -> &'static str {
 }
 
 fn policy_allows_protocol(policy: &Policy, logged: &str) -> Option<bool> {
-    tlsgap_ciphers::Protocol::parse(logged).map(|p| policy.protocols.contains(&p))
+    Protocol::parse(logged).map(|p| policy.protocols.contains(&p))
+}
+
+/// Why the policy refuses a whole protocol, if it does.
+fn protocol_reason(policy: &Policy, logged: &str) -> Option<Reason> {
+    let p = Protocol::parse(logged)?;
+    if !policy.configured_protocols.contains(&p) {
+        Some(Reason::ProtocolNotEnabled)
+    } else if !policy.protocols.contains(&p) {
+        if policy.openssl3 && p == Protocol::SslV3 {
+            Some(Reason::ProtocolNotInOpenssl3)
+        } else {
+            Some(Reason::ProtocolSecurityLevel)
+        }
+    } else {
+        None
+    }
+}
+
+/// A logged pair judged: the decision, its reason and the reason in words.
+struct Judged {
+    decision: Decision,
+    reason: Option<Reason>,
+    why: Option<String>,
+}
+
+fn judge(policy: &Policy, protocol: &str, cipher: &str) -> Judged {
+    let (decision, reason) = policy.explain(protocol, cipher);
+    let why = reason.and_then(|r| {
+        let p = Protocol::parse(protocol)?;
+        let suite = catalogue::lookup(protocol, cipher)?;
+        Some(policy.describe(r, p, suite))
+    });
+    Judged {
+        decision,
+        reason,
+        why,
+    }
 }
 
 /// What the report says about its figures.
@@ -358,8 +400,20 @@ pub struct PolicyView {
     pub name: String,
     /// The guideline version, for Mozilla profiles.
     pub version: Option<String>,
-    /// Protocols enabled.
+    /// The name with the version (`mozilla-intermediate 6.0`), as tables print it.
+    pub title: String,
+    /// Protocols a handshake can use.
     pub protocols: Vec<&'static str>,
+    /// Protocols the directives enable (before the security level).
+    pub configured_protocols: Vec<&'static str>,
+    /// The OpenSSL security level (directives only).
+    pub seclevel: Option<u8>,
+    /// Where the level comes from.
+    pub seclevel_origin: Option<String>,
+    /// Key-exchange groups the profile names.
+    pub groups: Vec<String>,
+    /// Cipher-string words that named nothing (OpenSSL skips them too).
+    pub ignored_words: Vec<String>,
     /// TLS <= 1.2 suites enabled, in order (OpenSSL names).
     pub tls12_ciphers: Vec<String>,
     /// TLS 1.3 suites enabled.
@@ -378,7 +432,13 @@ impl PolicyView {
         PolicyView {
             name: p.name.clone(),
             version: p.version.clone(),
+            title: p.title(),
             protocols: p.protocols.iter().map(|p| p.as_str()).collect(),
+            configured_protocols: p.configured_protocols.iter().map(|p| p.as_str()).collect(),
+            seclevel: p.seclevel,
+            seclevel_origin: p.seclevel_origin.clone(),
+            groups: p.groups.clone(),
+            ignored_words: p.ignored_words.clone(),
             tls12_ciphers: p.tls12.iter().map(|s| name(s)).collect(),
             tls13_ciphers: p
                 .tls13
@@ -420,6 +480,10 @@ pub struct ProtocolRow {
     pub protocol: String,
     /// Whether the policy enables it (null: not a protocol name).
     pub allowed: Option<bool>,
+    /// Why the whole protocol is refused: `protocol_not_enabled`,
+    /// `protocol_not_in_openssl3`, `protocol_security_level` (null: not refused as a
+    /// whole).
+    pub reason: Option<&'static str>,
     /// Requests.
     pub requests: u64,
     /// Requests refused (by protocol or suite).
@@ -437,6 +501,12 @@ pub struct CipherRow {
     pub cipher: String,
     /// `allowed`, `refused_protocol`, `refused_cipher`, `unknown`.
     pub decision: &'static str,
+    /// Why it is refused (null when allowed or unknown): `protocol_not_enabled`,
+    /// `protocol_not_in_openssl3`, `protocol_security_level`, `suite_not_for_protocol`, `suite_not_listed`,
+    /// `suite_not_in_openssl3`, `suite_security_level`, `no_dh_parameters`.
+    pub reason: Option<&'static str>,
+    /// The reason in words (`security level 2: OpenSSL 3 refuses ...`).
+    pub why: Option<String>,
     /// The suite's verdict.
     pub verdict: Verdict,
     /// Requests.
@@ -531,7 +601,7 @@ pub struct WhatifReport {
 }
 
 /// Columns of [`whatif_rows`].
-pub const WHATIF_COLUMNS: [(&str, CellType); 11] = [
+pub const WHATIF_COLUMNS: [(&str, CellType); 12] = [
     ("section", CellType::Text),
     ("protocol", CellType::Text),
     ("cipher", CellType::Text),
@@ -543,6 +613,7 @@ pub const WHATIF_COLUMNS: [(&str, CellType); 11] = [
     ("refused_requests", CellType::Int),
     ("clients", CellType::Int),
     ("refused_clients", CellType::Int),
+    ("reason", CellType::Text),
 ];
 
 /// The report as one long table (CSV/Parquet): a `total` row, then `protocol`,
@@ -562,6 +633,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
         r.requests.refused.into(),
         r.clients.total.into(),
         r.clients.refused.into(),
+        n.clone(),
     ]);
     for p in &r.protocols {
         let decision = match p.allowed {
@@ -581,6 +653,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             p.refused_requests.into(),
             n.clone(),
             n.clone(),
+            p.reason.map_or(Cell::Null, Cell::from),
         ]);
     }
     for c in &r.ciphers {
@@ -601,6 +674,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             refused.into(),
             c.clients.into(),
             n.clone(),
+            c.reason.map_or(Cell::Null, Cell::from),
         ]);
     }
     for k in &r.kinds {
@@ -616,6 +690,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             k.refused_requests.into(),
             k.clients.into(),
             k.refused_clients.into(),
+            n.clone(),
         ]);
     }
     for u in &r.top_user_agents {
@@ -631,6 +706,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             u.refused_requests.into(),
             n.clone(),
             u.refused_clients.into(),
+            n.clone(),
         ]);
     }
     for a in &r.top_addresses {
@@ -644,6 +720,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             n.clone(),
             n.clone(),
             a.refused_requests.into(),
+            n.clone(),
             n.clone(),
             n.clone(),
         ]);

@@ -88,6 +88,34 @@ pub struct Evaluated {
     pub seclevel: u8,
     /// Words that named no alias and no suite, and were skipped, in order of appearance.
     pub ignored: Vec<String>,
+    /// For each suite evaluated over (same index), the last element of the string that
+    /// changed its state, if any: what `--explain` shows.
+    pub steps: Vec<Option<Step>>,
+}
+
+/// An element of a cipher string that changed a suite's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// What it did.
+    pub action: Action,
+    /// The element as written (`!aNULL`, `ECDHE+AESGCM`; `DEFAULT (ALL)` for the parts of a
+    /// leading `DEFAULT`).
+    pub term: String,
+}
+
+/// What an element of a cipher string did to a suite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Added it (a bare word).
+    Added,
+    /// Removed it; a later word may add it back (`-WORD`).
+    Removed,
+    /// Killed it for good (`!WORD`).
+    Killed,
+    /// Moved it to the end (`+WORD`).
+    Moved,
+    /// Selected by a Suite B string.
+    SuiteB,
 }
 
 /// Evaluate `s` with OpenSSL semantics over `suites` (TLS 1.3 suites are ignored: they are
@@ -106,17 +134,29 @@ pub fn evaluate_over(
             .collect(),
         seclevel: default_seclevel,
         ignored: Vec::new(),
+        steps: vec![None; suites.len()],
+        prefix: "",
     };
 
     let mut rest = s;
     if let Some(list) = suite_b(s, suites, &traits) {
+        for &idx in &list {
+            if let Some(slot) = state.steps.get_mut(idx) {
+                *slot = Some(Step {
+                    action: Action::SuiteB,
+                    term: s.split(':').next().unwrap_or(s).to_string(),
+                });
+            }
+        }
         state.list = list
             .into_iter()
             .map(|idx| Entry { idx, active: true })
             .collect();
         rest = "";
     } else if let Some(after) = s.strip_prefix("DEFAULT") {
+        state.prefix = "DEFAULT ";
         state.apply_rules(DEFAULT_RULES, suites, &traits)?;
+        state.prefix = "";
         rest = after;
     }
     state.apply_rules(rest, suites, &traits)?;
@@ -143,6 +183,7 @@ pub fn evaluate_over(
         listed,
         seclevel,
         ignored: state.ignored,
+        steps: state.steps,
     })
 }
 
@@ -153,6 +194,43 @@ pub fn allowed_at_seclevel(suite: &Suite, level: u8) -> bool {
         Some(t) => t.allowed_at(level),
         None => level == 0 || suite.strength_bits >= min_bits(level),
     }
+}
+
+/// Why security level `level` refuses `suite` (`below 112 bits`, `anonymous`, `MD5 MAC`,
+/// `RC4`, `no forward secrecy`, `SHA-1 MAC`), or `None` when it allows it.
+pub fn seclevel_refusal(suite: &Suite, level: u8) -> Option<&'static str> {
+    if level == 0 {
+        return None;
+    }
+    let bits = match min_bits(level) {
+        80 => "below 80 bits",
+        112 => "below 112 bits",
+        128 => "below 128 bits",
+        192 => "below 192 bits",
+        _ => "below 256 bits",
+    };
+    let Some(t) = Traits::of(suite) else {
+        return (suite.strength_bits < min_bits(level)).then_some(bits);
+    };
+    if t.strength < min_bits(level) {
+        return Some(bits);
+    }
+    if t.au == Au::Null {
+        return Some("anonymous key exchange");
+    }
+    if t.mac == Mac::Md5 {
+        return Some("MD5 MAC");
+    }
+    if level >= 2 && t.enc == Enc::Rc4 {
+        return Some("RC4");
+    }
+    if level >= 3 && !t.kx.forward_secret() {
+        return Some("no forward secrecy");
+    }
+    if level >= 4 && t.mac == Mac::Sha1 {
+        return Some("SHA-1 MAC");
+    }
+    None
 }
 
 /// OpenSSL's initial order (the order `ALL:COMPLEMENTOFALL` lists) of the TLS <= 1.2 suites
@@ -576,6 +654,9 @@ struct State {
     list: Vec<Entry>,
     seclevel: u8,
     ignored: Vec<String>,
+    steps: Vec<Option<Step>>,
+    /// `DEFAULT ` while the rules a leading `DEFAULT` stands for are applied.
+    prefix: &'static str,
 }
 
 fn is_separator(c: u8) -> bool {
@@ -600,6 +681,7 @@ impl State {
                 i += 1;
                 continue;
             }
+            let term_start = i;
             let op = match b[i] {
                 b'-' => Op::Remove,
                 b'!' => Op::Kill,
@@ -639,6 +721,7 @@ impl State {
                 self.command(words[0], traits)?;
                 continue;
             }
+            let term = format!("{}{}", self.prefix, &rules[term_start..i]);
             let mut selected: Option<Vec<bool>> = None;
             let mut unknown = false;
             for word in &words {
@@ -663,7 +746,7 @@ impl State {
                 continue;
             }
             if let Some(set) = selected {
-                self.apply(op, &set);
+                self.apply(op, &set, &term);
             }
         }
         Ok(())
@@ -683,8 +766,28 @@ impl State {
         Err(error(format!("invalid command `@{word}`")))
     }
 
-    fn apply(&mut self, op: Op, set: &[bool]) {
+    fn apply(&mut self, op: Op, set: &[bool], term: &str) {
         let hit = |e: &Entry| set.get(e.idx).copied().unwrap_or(false);
+        let action = match op {
+            Op::Add => Action::Added,
+            Op::Remove => Action::Removed,
+            Op::Kill => Action::Killed,
+            Op::MoveToEnd => Action::Moved,
+        };
+        for e in &self.list {
+            let changes = hit(e)
+                && match op {
+                    Op::Add => !e.active,
+                    Op::Remove | Op::MoveToEnd => e.active,
+                    Op::Kill => true,
+                };
+            if let (true, Some(slot)) = (changes, self.steps.get_mut(e.idx)) {
+                *slot = Some(Step {
+                    action,
+                    term: term.to_string(),
+                });
+            }
+        }
         let list = std::mem::take(&mut self.list);
         self.list = match op {
             Op::Add => {

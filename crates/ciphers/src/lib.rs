@@ -13,6 +13,7 @@
 
 pub mod catalogue;
 pub mod cipherstring;
+pub mod opensslcnf;
 pub mod policy;
 pub mod suite;
 pub mod verdict;

@@ -2,69 +2,157 @@
 //! directives of an Apache or nginx configuration.
 //!
 //! ```
-//! use tlsgap_ciphers::policy::{Decision, Policy};
+//! use tlsgap_ciphers::policy::{Decision, Policy, Reason};
 //!
 //! let p = Policy::from_config("ssl_protocols TLSv1.2 TLSv1.3;\nssl_ciphers 'ECDHE+AESGCM';").unwrap();
 //! assert_eq!(p.decide("TLSv1", "ECDHE-RSA-AES128-SHA"), Decision::RefusedProtocol);
 //! assert_eq!(p.decide("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"), Decision::Allowed);
+//! assert_eq!(p.explain("TLSv1.2", "AES128-SHA"), (Decision::RefusedCipher, Some(Reason::SuiteNotListed)));
 //! ```
 //!
 //! Server configurations are read as the OpenSSL 3 behind a current Apache or nginx would
 //! apply them (see [`ConfigOptions`]):
 //!
-//! - The security level is [`DEBIAN_DEFAULT_SECLEVEL`] (2), what Debian and Ubuntu compile
-//!   OpenSSL 3 with (upstream compiles 1; for TLS <= 1.2 suites the two differ only on RC4,
-//!   which OpenSSL 3 no longer has, and on SSLv3). `@SECLEVEL=N` in the cipher string
-//!   overrides it. The level filters the suites (see [`crate::cipherstring`]) and the
-//!   protocols: SSLv3 needs level <= 1, TLSv1 level <= 2, TLSv1.1 level <= 3.
-//! - OpenSSL 3 rates MD5+SHA-1 and SHA-1 signatures below 80 bits, so at level >= 1 a
-//!   TLSv1/TLSv1.1 (or SSLv3) handshake only succeeds with a suite whose key exchange is
-//!   not signed (RSA, PSK, anonymous). [`Policy::decide`] reports the signed ones
-//!   (ECDHE-RSA-..., DHE-RSA-...) as [`Decision::RefusedCipher`] for those protocols.
-//! - SSLv2 is never enabled (no OpenSSL that reads these directives has it); OpenSSL 3 is
-//!   built without SSLv3, so SSLv3 is dropped as well unless
-//!   [`ConfigOptions::openssl3`] is off.
+//! - The security level is `@SECLEVEL=N` of the cipher string, else
+//!   [`ConfigOptions::default_seclevel`]: the system default, which the caller reads from
+//!   `openssl.cnf` (see [`crate::opensslcnf`]) or takes as [`DEBIAN_DEFAULT_SECLEVEL`] (2),
+//!   what Debian and Ubuntu compile OpenSSL 3 with. The level filters the suites (see
+//!   [`crate::cipherstring`]) and the protocols.
+//! - OpenSSL 3 rates the MD5+SHA-1 and SHA-1 signatures of SSLv3, TLSv1 and TLSv1.1 below
+//!   80 bits, so at security level 1 and above **every** handshake with those protocols
+//!   fails, whatever the key exchange (verified against real Apache and nginx:
+//!   `scripts/real-policies.py`). Without OpenSSL 3 ([`ConfigOptions::openssl3`] off) the
+//!   older rule holds: SSLv3 needs level <= 1, TLSv1 level <= 2, TLSv1.1 level <= 3.
+//! - Suites OpenSSL 3 no longer has (RC4, 3DES, DES, export, static DH, ...) are never
+//!   negotiated; a cipher string that leaves no TLS <= 1.2 suite OpenSSL 3 has is an error,
+//!   as it is for the server (Apache does not start, `nginx -t` fails).
+//! - SSLv2 is never enabled (no OpenSSL that reads these directives has it).
+//! - nginx negotiates DHE suites only with an `ssl_dhparam` file (Apache uses built-in
+//!   parameters).
+//!
+//! Every refusal has a [`Reason`]; [`Policy::describe`] words it.
 
 use std::fmt;
 
+use serde::Deserialize;
+
 use crate::catalogue;
-use crate::cipherstring::{self, DEBIAN_DEFAULT_SECLEVEL};
+use crate::cipherstring::{self, Step, DEBIAN_DEFAULT_SECLEVEL};
 use crate::suite::{Protocol, Suite};
 
-/// The Mozilla guideline version the profiles follow.
-pub const MOZILLA_GUIDELINES_VERSION: &str = "5.7";
+/// The version of Mozilla's guidelines the unversioned profile names follow.
+pub const MOZILLA_GUIDELINES_VERSION: &str = "6.0";
+
+/// Mozilla guideline versions tlsgap carries (`crates/ciphers/data/mozilla/*.json`), newest
+/// first.
+pub const MOZILLA_VERSIONS: [&str; 2] = ["6.0", "5.7"];
+
+const MOZILLA_JSON: [(&str, &str); 2] = [
+    ("6.0", include_str!("../data/mozilla/6.0.json")),
+    ("5.7", include_str!("../data/mozilla/5.7.json")),
+];
+
+/// Every profile name `--policy` takes, versioned and not.
+pub fn mozilla_profile_names() -> Vec<String> {
+    let mut out = Vec::new();
+    for (version, json) in MOZILLA_JSON {
+        if let Ok(doc) = serde_json::from_str::<MozillaDoc>(json) {
+            for name in ["modern", "intermediate", "old"] {
+                if doc.configurations.contains_key(name) {
+                    if version == MOZILLA_GUIDELINES_VERSION {
+                        out.push(format!("mozilla-{name}"));
+                    }
+                    out.push(format!("mozilla-{name}-{version}"));
+                }
+            }
+        }
+    }
+    out
+}
 
 /// Apache 2.4 mod_ssl's default `SSLProtocol` (2.4.x documentation).
 pub const APACHE_DEFAULT_PROTOCOLS: &str = "all -SSLv3";
 /// Apache 2.4 mod_ssl's default `SSLCipherSuite`.
 pub const APACHE_DEFAULT_CIPHERS: &str = "DEFAULT";
-/// nginx's default `ssl_protocols` (1.22, Debian 12).
-pub const NGINX_DEFAULT_PROTOCOLS: &str = "TLSv1 TLSv1.1 TLSv1.2 TLSv1.3";
+/// nginx's default `ssl_protocols` before 1.23.4 (1.22 on Debian 12, checked with the real
+/// server: no TLSv1.3 unless listed). Debian's `nginx.conf` lists all four explicitly.
+pub const NGINX_DEFAULT_PROTOCOLS: &str = "TLSv1 TLSv1.1 TLSv1.2";
+/// What mod_ssl appends to every `SSLCipherSuite` (and to its default): anonymous, NULL
+/// and export suites are never enabled on Apache.
+pub const APACHE_CIPHER_SUFFIX: &str = ":!aNULL:!eNULL:!EXP";
 /// nginx's default `ssl_ciphers`.
 pub const NGINX_DEFAULT_CIPHERS: &str = "HIGH:!aNULL:!MD5";
 /// OpenSSL's default TLS 1.3 `Ciphersuites`.
 pub const OPENSSL_DEFAULT_CIPHERSUITES: &str =
     "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256";
 
+/// Which kind of policy this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A Mozilla profile: plain lists.
+    Mozilla,
+    /// Apache mod_ssl directives.
+    Apache,
+    /// nginx directives.
+    Nginx,
+    /// A bare OpenSSL cipher string (`openssl ciphers` semantics, every protocol on).
+    OpenSsl,
+}
+
 /// A set of protocols and suites a server would accept.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     /// `mozilla-intermediate`, or `apache`/`nginx` for directives.
     pub name: String,
-    /// The profile's version (`5.7`), if any.
+    /// Where the policy comes from.
+    pub source: Source,
+    /// The profile's version (`6.0`), if any.
     pub version: Option<String>,
-    /// Protocols enabled.
+    /// Protocols a handshake can use: [`Policy::configured_protocols`] less those the
+    /// security level refuses.
     pub protocols: Vec<Protocol>,
-    /// TLS <= 1.2 suites enabled, in preference order.
+    /// Protocols the directives (or the profile) enable.
+    pub configured_protocols: Vec<Protocol>,
+    /// TLS <= 1.2 suites a handshake can pick, in preference order: [`Policy::listed12`]
+    /// less what the security level refuses and what OpenSSL 3 does not have.
     pub tls12: Vec<&'static Suite>,
-    /// TLS 1.3 suites enabled.
+    /// TLS <= 1.2 suites the cipher string (or profile) lists, in order.
+    pub listed12: Vec<&'static Suite>,
+    /// TLS 1.3 suites a handshake can pick.
     pub tls13: Vec<&'static Suite>,
+    /// TLS 1.3 suites configured (`Ciphersuites`, or the profile's).
+    pub listed13: Vec<&'static Suite>,
     /// The OpenSSL security level directives are applied at (`None` for profiles, which
     /// are plain lists).
     pub seclevel: Option<u8>,
-    /// Whether TLSv1/TLSv1.1/SSLv3 handshakes with a signed key exchange are refused
-    /// (OpenSSL 3 at security level >= 1).
-    pub legacy_signatures_refused: bool,
+    /// Where the level comes from (`@SECLEVEL=1 in the cipher string`, ...).
+    pub seclevel_origin: Option<String>,
+    /// Whether OpenSSL 3 behaviour applies (see the module docs).
+    pub openssl3: bool,
+    /// Key-exchange groups the profile names, in order (empty: not stated).
+    pub groups: Vec<String>,
+    /// nginx without `ssl_dhparam`: DHE suites cannot be negotiated.
+    pub no_dh_parameters: bool,
+    /// Words of the cipher string that named nothing and were skipped.
+    pub ignored_words: Vec<String>,
+    /// The cipher string, as configured (or the server's default), for directives.
+    pub cipher_string: Option<String>,
+    /// The suite table the policy was built over.
+    pub over: &'static [Suite],
+    /// Per suite of [`Policy::over`]: the element of the cipher string that last changed
+    /// it (empty for profiles).
+    pub steps: Vec<Option<Step>>,
+}
+
+/// One suite of [`Policy::expand`]: in or out, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expanded {
+    /// The suite.
+    pub suite: &'static Suite,
+    /// `None`: a handshake may pick it; else why not (a suite reason).
+    pub refused: Option<Reason>,
+    /// The element of the cipher string that last added, removed or killed it.
+    pub step: Option<Step>,
 }
 
 /// What a policy says of one logged (protocol, cipher).
@@ -72,12 +160,62 @@ pub struct Policy {
 pub enum Decision {
     /// Would still be negotiated.
     Allowed,
-    /// The protocol is disabled.
+    /// The protocol is disabled (or refused by the security level).
     RefusedProtocol,
     /// The protocol is on, the suite is not.
     RefusedCipher,
     /// The protocol or suite is not in the catalogue.
     Unknown,
+}
+
+/// Why a policy refuses a handshake (the first reason OpenSSL would meet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// The protocol is not enabled (`SSLProtocol`, `ssl_protocols`, the profile).
+    ProtocolNotEnabled,
+    /// The protocol is enabled, but the security level refuses it.
+    ProtocolSecurityLevel,
+    /// The protocol is enabled, but OpenSSL 3 (as distributions build it) has no SSLv3.
+    ProtocolNotInOpenssl3,
+    /// The suite cannot be used with the protocol (a TLS 1.2 suite under TLSv1, a TLS 1.3
+    /// suite under TLSv1.2, ...).
+    SuiteNotForProtocol,
+    /// The cipher string (or profile) does not list the suite.
+    SuiteNotListed,
+    /// Listed, but OpenSSL 3 does not have the suite (RC4, 3DES, ...).
+    SuiteNotInOpenssl3,
+    /// Listed, but the security level refuses it.
+    SuiteSecurityLevel,
+    /// A DHE suite on nginx without `ssl_dhparam`.
+    NoDhParameters,
+}
+
+impl Reason {
+    /// The machine name (`protocol_not_enabled`, ...), as JSON, CSV and Parquet write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::ProtocolNotEnabled => "protocol_not_enabled",
+            Reason::ProtocolSecurityLevel => "protocol_security_level",
+            Reason::ProtocolNotInOpenssl3 => "protocol_not_in_openssl3",
+            Reason::SuiteNotForProtocol => "suite_not_for_protocol",
+            Reason::SuiteNotListed => "suite_not_listed",
+            Reason::SuiteNotInOpenssl3 => "suite_not_in_openssl3",
+            Reason::SuiteSecurityLevel => "suite_security_level",
+            Reason::NoDhParameters => "no_dh_parameters",
+        }
+    }
+
+    /// Every reason, in the order they are checked.
+    pub const ALL: [Reason; 8] = [
+        Reason::ProtocolNotEnabled,
+        Reason::ProtocolNotInOpenssl3,
+        Reason::ProtocolSecurityLevel,
+        Reason::SuiteNotForProtocol,
+        Reason::SuiteNotListed,
+        Reason::SuiteNotInOpenssl3,
+        Reason::SuiteSecurityLevel,
+        Reason::NoDhParameters,
+    ];
 }
 
 /// A policy that could not be built.
@@ -110,10 +248,11 @@ fn err(message: impl Into<String>, line: Option<usize>) -> PolicyError {
 /// How server directives are turned into a policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigOptions {
-    /// The security level in force unless the cipher string sets `@SECLEVEL=N`.
+    /// The security level in force unless the cipher string sets `@SECLEVEL=N` (the
+    /// system default of the server's OpenSSL).
     pub default_seclevel: u8,
-    /// Apply OpenSSL 3 behaviour: no SSLv3, no signed key exchange below TLS 1.2 at
-    /// security level >= 1.
+    /// Apply OpenSSL 3 behaviour: no SSLv3, no TLSv1/TLSv1.1 at security level >= 1, only
+    /// the suites OpenSSL 3 has.
     pub openssl3: bool,
 }
 
@@ -126,52 +265,24 @@ impl Default for ConfigOptions {
     }
 }
 
-const MOZILLA_TLS13: [&str; 3] = [
-    "TLS_AES_128_GCM_SHA256",
-    "TLS_AES_256_GCM_SHA384",
-    "TLS_CHACHA20_POLY1305_SHA256",
-];
+#[derive(Deserialize)]
+struct MozillaDoc {
+    configurations: std::collections::BTreeMap<String, MozillaConfig>,
+}
 
-const MOZILLA_INTERMEDIATE: [&str; 9] = [
-    "ECDHE-ECDSA-AES128-GCM-SHA256",
-    "ECDHE-RSA-AES128-GCM-SHA256",
-    "ECDHE-ECDSA-AES256-GCM-SHA384",
-    "ECDHE-RSA-AES256-GCM-SHA384",
-    "ECDHE-ECDSA-CHACHA20-POLY1305",
-    "ECDHE-RSA-CHACHA20-POLY1305",
-    "DHE-RSA-AES128-GCM-SHA256",
-    "DHE-RSA-AES256-GCM-SHA384",
-    "DHE-RSA-CHACHA20-POLY1305",
-];
+#[derive(Deserialize)]
+struct MozillaConfig {
+    ciphers: MozillaCiphers,
+    ciphersuites: Vec<String>,
+    tls_versions: Vec<String>,
+    #[serde(default)]
+    tls_curves: Vec<String>,
+}
 
-const MOZILLA_OLD: [&str; 26] = [
-    "ECDHE-ECDSA-AES128-GCM-SHA256",
-    "ECDHE-RSA-AES128-GCM-SHA256",
-    "ECDHE-ECDSA-AES256-GCM-SHA384",
-    "ECDHE-RSA-AES256-GCM-SHA384",
-    "ECDHE-ECDSA-CHACHA20-POLY1305",
-    "ECDHE-RSA-CHACHA20-POLY1305",
-    "DHE-RSA-AES128-GCM-SHA256",
-    "DHE-RSA-AES256-GCM-SHA384",
-    "DHE-RSA-CHACHA20-POLY1305",
-    "ECDHE-ECDSA-AES128-SHA256",
-    "ECDHE-RSA-AES128-SHA256",
-    "ECDHE-ECDSA-AES128-SHA",
-    "ECDHE-RSA-AES128-SHA",
-    "ECDHE-ECDSA-AES256-SHA384",
-    "ECDHE-RSA-AES256-SHA384",
-    "ECDHE-ECDSA-AES256-SHA",
-    "ECDHE-RSA-AES256-SHA",
-    "DHE-RSA-AES128-SHA256",
-    "DHE-RSA-AES256-SHA256",
-    "AES128-GCM-SHA256",
-    "AES256-GCM-SHA384",
-    "AES128-SHA256",
-    "AES256-SHA256",
-    "AES128-SHA",
-    "AES256-SHA",
-    "DES-CBC3-SHA",
-];
+#[derive(Deserialize)]
+struct MozillaCiphers {
+    openssl: Vec<String>,
+}
 
 /// The suite of `suites` named `name` (OpenSSL name, alias or IANA name), not SSLv2.
 fn find(suites: &'static [Suite], name: &str) -> Option<&'static Suite> {
@@ -180,7 +291,10 @@ fn find(suites: &'static [Suite], name: &str) -> Option<&'static Suite> {
     })
 }
 
-fn find_all(suites: &'static [Suite], names: &[&str]) -> Result<Vec<&'static Suite>, PolicyError> {
+fn find_all(
+    suites: &'static [Suite],
+    names: &[String],
+) -> Result<Vec<&'static Suite>, PolicyError> {
     names
         .iter()
         .map(|n| {
@@ -193,72 +307,146 @@ fn same(a: &Suite, b: &Suite) -> bool {
     a.code == b.code && a.sslv2_code == b.sslv2_code
 }
 
-/// Whether a TLS <= 1.1 handshake with `suite` needs a server signature (made with
-/// MD5+SHA-1 or SHA-1 there).
-fn signed_key_exchange(suite: &Suite) -> bool {
+fn dhe(suite: &Suite) -> bool {
     let kx = suite.kx.split('(').next().unwrap_or("").trim();
-    let au = suite.au.trim();
-    let ephemeral = matches!(
-        kx,
-        "DH" | "ECDH" | "DHE" | "ECDHE" | "EDH" | "EECDH" | "SRP"
+    matches!(kx, "DH" | "DHE" | "EDH") && !suite.au.trim().eq_ignore_ascii_case("DH")
+}
+
+/// Whether `level` refuses `protocol` (see the module docs).
+fn protocol_refused_at(protocol: Protocol, level: u8, openssl3: bool) -> bool {
+    let legacy = matches!(
+        protocol,
+        Protocol::SslV3 | Protocol::TlsV1 | Protocol::TlsV1_1
     );
-    let signing = matches!(au, "RSA" | "DSS" | "ECDSA");
-    ephemeral && signing && !kx.contains('/')
+    if openssl3 && legacy && level >= 1 {
+        return true;
+    }
+    match protocol {
+        Protocol::SslV3 => level >= 2,
+        Protocol::TlsV1 => level >= 3,
+        Protocol::TlsV1_1 => level >= 4,
+        _ => false,
+    }
+}
+
+/// Parse `mozilla-intermediate`, `intermediate-5.7`, ... into (profile, version).
+fn profile_and_version(name: &str) -> (&str, Option<&str>) {
+    let short = name.strip_prefix("mozilla-").unwrap_or(name);
+    match short.rsplit_once('-') {
+        Some((p, v)) if v.starts_with(|c: char| c.is_ascii_digit()) => (p, Some(v)),
+        _ => (short, None),
+    }
 }
 
 impl Policy {
-    /// A Mozilla Server Side TLS profile, guideline version 5.7: `mozilla-modern` (TLS 1.3
-    /// only), `mozilla-intermediate` (TLS 1.2 and 1.3; ECDHE-ECDSA/RSA with AES-GCM or
-    /// ChaCha20-Poly1305 plus DHE-RSA with AES-GCM or ChaCha20-Poly1305), `mozilla-old`
-    /// (TLSv1 to TLS 1.3, 26 TLS <= 1.2 suites down to `DES-CBC3-SHA`). The `mozilla-`
-    /// prefix may be left out.
+    /// A Mozilla Server Side TLS profile from the vendored guideline JSON
+    /// (`crates/ciphers/data/mozilla/`): `mozilla-modern` and `mozilla-intermediate`
+    /// follow [`MOZILLA_GUIDELINES_VERSION`]; a version suffix picks another one
+    /// (`mozilla-intermediate-5.7`, `mozilla-old-5.7`). The `mozilla-` prefix may be left
+    /// out. Guideline 6.0 has no `old` profile: `mozilla-old` is an error that names
+    /// `mozilla-old-5.7`.
     pub fn mozilla(name: &str) -> Result<Policy, PolicyError> {
         Policy::mozilla_over(name, catalogue::all())
     }
 
     /// [`Policy::mozilla`] with the suites taken from `suites` instead of the catalogue.
     pub fn mozilla_over(name: &str, suites: &'static [Suite]) -> Result<Policy, PolicyError> {
-        let short = name.strip_prefix("mozilla-").unwrap_or(name);
-        let (protocols, tls12): (&[Protocol], &[&str]) = match short {
-            "modern" => (&[Protocol::TlsV1_3], &[]),
-            "intermediate" => (&[Protocol::TlsV1_2, Protocol::TlsV1_3], &MOZILLA_INTERMEDIATE),
-            "old" => (
-                &[
-                    Protocol::TlsV1,
-                    Protocol::TlsV1_1,
-                    Protocol::TlsV1_2,
-                    Protocol::TlsV1_3,
-                ],
-                &MOZILLA_OLD,
-            ),
-            _ => {
-                return Err(err(
-                    format!(
-                        "unknown profile `{name}` (expected mozilla-modern, mozilla-intermediate or mozilla-old)"
-                    ),
-                    None,
-                ))
-            }
+        let (profile, version) = profile_and_version(name);
+        let version = version.unwrap_or(MOZILLA_GUIDELINES_VERSION);
+        let known = mozilla_profile_names().join(", ");
+        let Some((_, json)) = MOZILLA_JSON.iter().find(|(v, _)| *v == version) else {
+            return Err(err(
+                format!("no Mozilla guideline version {version} (profiles: {known})"),
+                None,
+            ));
         };
+        let doc: MozillaDoc = serde_json::from_str(json)
+            .map_err(|e| err(format!("Mozilla guideline {version}: {e}"), None))?;
+        let Some(config) = doc.configurations.get(profile) else {
+            let hint = if profile == "old" {
+                format!(
+                    "; Mozilla's guideline {version} has no `old` profile (removed in 6.0): \
+                     mozilla-old-5.7 is the last one"
+                )
+            } else {
+                String::new()
+            };
+            return Err(err(
+                format!("unknown profile `{name}`{hint} (profiles: {known})"),
+                None,
+            ));
+        };
+        let mut protocols = Vec::new();
+        for v in &config.tls_versions {
+            let p = Protocol::parse(v)
+                .ok_or_else(|| err(format!("Mozilla guideline {version}: protocol {v}"), None))?;
+            protocols.push(p);
+        }
+        let tls12 = find_all(suites, &config.ciphers.openssl)?;
+        let tls13 = find_all(suites, &config.ciphersuites)?;
+        let versioned = version != MOZILLA_GUIDELINES_VERSION || name.ends_with(version);
         Ok(Policy {
-            name: format!("mozilla-{short}"),
-            version: Some(MOZILLA_GUIDELINES_VERSION.to_string()),
-            protocols: protocols.to_vec(),
-            tls12: find_all(suites, tls12)?,
-            tls13: find_all(suites, &MOZILLA_TLS13)?,
+            name: if versioned {
+                format!("mozilla-{profile}-{version}")
+            } else {
+                format!("mozilla-{profile}")
+            },
+            source: Source::Mozilla,
+            version: Some(version.to_string()),
+            configured_protocols: protocols.clone(),
+            protocols,
+            listed12: tls12.clone(),
+            tls12,
+            listed13: tls13.clone(),
+            tls13,
             seclevel: None,
-            legacy_signatures_refused: false,
+            seclevel_origin: None,
+            openssl3: false,
+            groups: config.tls_curves.clone(),
+            no_dh_parameters: false,
+            ignored_words: Vec::new(),
+            cipher_string: None,
+            over: suites,
+            steps: Vec::new(),
         })
     }
 
     /// The policy of pasted Apache (`SSLProtocol`, `SSLCipherSuite`) or nginx
-    /// (`ssl_protocols`, `ssl_ciphers`, `ssl_conf_command Ciphersuites`) directives, with
-    /// [`ConfigOptions::default`]. Other lines, comments and `SSLProxy*` directives are
-    /// ignored; a later directive overrides an earlier one; a missing directive takes the
-    /// server's documented default (`APACHE_DEFAULT_*`, `NGINX_DEFAULT_*`,
-    /// [`OPENSSL_DEFAULT_CIPHERSUITES`]).
+    /// (`ssl_protocols`, `ssl_ciphers`, `ssl_conf_command Ciphersuites`, `ssl_dhparam`)
+    /// directives, with [`ConfigOptions::default`]. Other lines, comments and `SSLProxy*`
+    /// directives are ignored; a later directive overrides an earlier one; a missing
+    /// directive takes the server's documented default (`APACHE_DEFAULT_*`,
+    /// `NGINX_DEFAULT_*`, [`OPENSSL_DEFAULT_CIPHERSUITES`]).
     pub fn from_config(text: &str) -> Result<Policy, PolicyError> {
         Policy::from_config_with(text, ConfigOptions::default(), catalogue::all())
+    }
+
+    /// A bare OpenSSL cipher string, as `openssl ciphers -s` reads it: every protocol
+    /// OpenSSL has enabled, OpenSSL's default TLS 1.3 suites, no server additions.
+    pub fn from_cipher_string(
+        cipher_string: &str,
+        options: ConfigOptions,
+        suites: &'static [Suite],
+    ) -> Result<Policy, PolicyError> {
+        if cipher_string.contains(['"', '\'', ';', '\n']) {
+            return Err(err(
+                format!("`{cipher_string}` is not a cipher string (quotes, `;` or a newline)"),
+                None,
+            ));
+        }
+        let text = format!(
+            "ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;\nssl_ciphers \"{cipher_string}\";\nssl_dhparam given;"
+        );
+        let mut p = Policy::from_config_with(&text, options, suites).map_err(|mut e| {
+            e.line = None;
+            e.message = e
+                .message
+                .replace("nginx would refuse the configuration (SSL_CTX_set_cipher_list ... no cipher match)", "OpenSSL refuses it (no cipher match)");
+            e
+        })?;
+        p.name = "openssl".to_string();
+        p.source = Source::OpenSsl;
+        Ok(p)
     }
 
     /// [`Policy::from_config`] with explicit options and suite table.
@@ -268,9 +456,10 @@ impl Policy {
         suites: &'static [Suite],
     ) -> Result<Policy, PolicyError> {
         let (kind, d) = Directives::read(text)?;
-        let (server, protocols) = match kind {
+        let (server, source, protocols) = match kind {
             Server::Apache => (
                 "apache",
+                Source::Apache,
                 apache_protocols(
                     d.protocols.as_deref().unwrap_or(APACHE_DEFAULT_PROTOCOLS),
                     d.protocols_line,
@@ -278,6 +467,7 @@ impl Policy {
             ),
             Server::Nginx => (
                 "nginx",
+                Source::Nginx,
                 nginx_protocols(
                     d.protocols.as_deref().unwrap_or(NGINX_DEFAULT_PROTOCOLS),
                     d.protocols_line,
@@ -289,93 +479,312 @@ impl Policy {
             Server::Nginx => NGINX_DEFAULT_CIPHERS,
         };
         let cipher_string = d.ciphers.as_deref().unwrap_or(default_ciphers);
+        let effective_string = match kind {
+            Server::Apache => format!("{cipher_string}{APACHE_CIPHER_SUFFIX}"),
+            Server::Nginx => cipher_string.to_string(),
+        };
         let evaluated =
-            cipherstring::evaluate_over(cipher_string, suites, options.default_seclevel).map_err(
-                |e| {
+            cipherstring::evaluate_over(&effective_string, suites, options.default_seclevel)
+                .map_err(|e| {
                     err(
                         format!("cipher string `{cipher_string}`: {}", e.message),
                         d.ciphers_line,
                     )
-                },
-            )?;
+                })?;
         let level = evaluated.seclevel;
-        let tls12 = evaluated.order.iter().map(|&i| &suites[i]).collect();
+        let listed12: Vec<&'static Suite> = evaluated.listed.iter().map(|&i| &suites[i]).collect();
+        if options.openssl3 && !listed12.iter().any(|s| s.in_openssl3) {
+            let names: Vec<&str> = listed12
+                .iter()
+                .take(4)
+                .filter_map(|s| s.openssl.first().map(String::as_str))
+                .collect();
+            let what = match kind {
+                Server::Apache => "Apache would not start (AH01898: Unable to configure permitted SSL ciphers)",
+                Server::Nginx => "nginx would refuse the configuration (SSL_CTX_set_cipher_list ... no cipher match)",
+            };
+            return Err(err(
+                format!(
+                    "cipher string `{cipher_string}` matches no suite OpenSSL 3 has (it names {}{}): {what}",
+                    names.join(", "),
+                    if listed12.len() > 4 { ", ..." } else { "" }
+                ),
+                d.ciphers_line,
+            ));
+        }
+        let tls12 = evaluated
+            .order
+            .iter()
+            .map(|&i| &suites[i])
+            .filter(|s| !options.openssl3 || s.in_openssl3)
+            .collect();
 
         let suites13 = d
             .ciphersuites
             .as_deref()
             .unwrap_or(OPENSSL_DEFAULT_CIPHERSUITES);
-        let mut tls13: Vec<&'static Suite> = Vec::new();
+        let mut listed13: Vec<&'static Suite> = Vec::new();
         for name in suites13.split(':').map(str::trim).filter(|n| !n.is_empty()) {
             // OpenSSL ignores TLS 1.3 names it does not know, and TLS <= 1.2 names here.
             if let Some(s) = find(suites, name).filter(|s| s.min_protocol == Protocol::TlsV1_3) {
-                if !tls13.iter().any(|t| same(t, s)) && cipherstring::allowed_at_seclevel(s, level)
-                {
-                    tls13.push(s);
+                if !listed13.iter().any(|t| same(t, s)) {
+                    listed13.push(s);
                 }
             }
         }
-        if tls13.is_empty() && d.ciphersuites.is_some() {
+        if listed13.is_empty() && d.ciphersuites.is_some() {
             return Err(err(
                 format!("no TLS 1.3 suite in `{suites13}`"),
                 d.ciphersuites_line,
             ));
         }
-
-        let protocols = protocols
-            .into_iter()
-            .filter(|p| match p {
-                Protocol::SslV2 => false,
-                Protocol::SslV3 => !options.openssl3 && level <= 1,
-                Protocol::TlsV1 => level <= 2,
-                Protocol::TlsV1_1 => level <= 3,
-                _ => true,
-            })
+        let tls13 = listed13
+            .iter()
+            .copied()
+            .filter(|s| cipherstring::allowed_at_seclevel(s, level))
             .collect();
+
+        let configured: Vec<Protocol> = protocols
+            .into_iter()
+            .filter(|p| *p != Protocol::SslV2)
+            .collect();
+        let effective = configured
+            .iter()
+            .copied()
+            .filter(|p| !(options.openssl3 && *p == Protocol::SslV3))
+            .filter(|p| !protocol_refused_at(*p, level, options.openssl3))
+            .collect();
+        let origin = if cipher_string.contains("@SECLEVEL=") {
+            format!("@SECLEVEL={level} in the cipher string")
+        } else {
+            "the system default".to_string()
+        };
         Ok(Policy {
             name: server.to_string(),
+            source,
             version: None,
-            protocols,
+            protocols: effective,
+            configured_protocols: configured,
             tls12,
+            listed12,
             tls13,
+            listed13,
             seclevel: Some(level),
-            legacy_signatures_refused: options.openssl3 && level >= 1,
+            seclevel_origin: Some(origin),
+            openssl3: options.openssl3,
+            groups: Vec::new(),
+            no_dh_parameters: kind == Server::Nginx && !d.dhparam,
+            ignored_words: evaluated.ignored,
+            cipher_string: Some(cipher_string.to_string()),
+            over: suites,
+            steps: evaluated.steps,
         })
+    }
+
+    /// Every suite the policy lists or its cipher string touched, as `openssl ciphers -v`
+    /// would expand it, with why each is in or out: first the TLS 1.3 suites (configured,
+    /// then the others OpenSSL 3 has), then the TLS <= 1.2 suites the string lists in its
+    /// order, then those it named but left out (killed, removed) and, under OpenSSL 3,
+    /// those it never named, in catalogue order.
+    pub fn expand(&self) -> Vec<Expanded> {
+        let mut out: Vec<Expanded> = Vec::new();
+        let probe = |s: &'static Suite| -> Expanded {
+            let p = if s.min_protocol == Protocol::TlsV1_3 {
+                Protocol::TlsV1_3
+            } else {
+                Protocol::TlsV1_2
+            };
+            let step = self
+                .over
+                .iter()
+                .position(|o| same(o, s))
+                .and_then(|i| self.steps.get(i).cloned().flatten());
+            let refused = match self.judge_suite(p, s) {
+                Some(Reason::SuiteNotForProtocol) => None,
+                r => r,
+            };
+            Expanded {
+                suite: s,
+                refused,
+                step,
+            }
+        };
+        let seen = |s: &Suite, out: &[Expanded]| out.iter().any(|e| same(e.suite, s));
+        for s in &self.listed13 {
+            out.push(probe(s));
+        }
+        for s in self.over.iter() {
+            if s.min_protocol == Protocol::TlsV1_3 && s.iana.is_some() && !seen(s, &out) {
+                // OpenSSL 3 knows the AES-CCM TLS 1.3 suites, though its default list
+                // leaves them out.
+                let in_openssl3 =
+                    s.in_openssl3 || s.iana.as_deref().is_some_and(|n| n.starts_with("TLS_AES_"));
+                if in_openssl3 {
+                    out.push(probe(s));
+                }
+            }
+        }
+        for s in &self.listed12 {
+            out.push(probe(s));
+        }
+        for (i, s) in self.over.iter().enumerate() {
+            if s.sslv2_code || s.min_protocol == Protocol::TlsV1_3 || seen(s, &out) {
+                continue;
+            }
+            // Under OpenSSL 3, suites it does not have matter only when listed (above),
+            // and every suite it has is shown; otherwise what the string touched.
+            let touched = self.steps.get(i).is_some_and(Option::is_some);
+            let shown = if self.openssl3 {
+                s.in_openssl3
+            } else {
+                touched
+            };
+            if shown {
+                out.push(probe(s));
+            }
+        }
+        out
+    }
+
+    /// [`Policy::judge`] without the protocol checks: whether the suite itself is usable.
+    fn judge_suite(&self, protocol: Protocol, suite: &Suite) -> Option<Reason> {
+        let tls13_suite = suite.min_protocol == Protocol::TlsV1_3;
+        let (listed, usable) = if tls13_suite {
+            (&self.listed13, &self.tls13)
+        } else {
+            (&self.listed12, &self.tls12)
+        };
+        if (protocol == Protocol::TlsV1_3) != tls13_suite || suite.min_protocol > protocol {
+            return Some(Reason::SuiteNotForProtocol);
+        }
+        if !listed.iter().any(|s| same(s, suite)) {
+            return Some(Reason::SuiteNotListed);
+        }
+        if !usable.iter().any(|s| same(s, suite)) {
+            if self.openssl3 && !tls13_suite && !suite.in_openssl3 {
+                return Some(Reason::SuiteNotInOpenssl3);
+            }
+            return Some(Reason::SuiteSecurityLevel);
+        }
+        if self.no_dh_parameters && !tls13_suite && dhe(suite) {
+            return Some(Reason::NoDhParameters);
+        }
+        None
+    }
+
+    /// The name with the guideline version when it is a profile
+    /// (`mozilla-intermediate 6.0`).
+    pub fn title(&self) -> String {
+        match (&self.version, self.source) {
+            (Some(v), Source::Mozilla) if !self.name.ends_with(v.as_str()) => {
+                format!("{} {v}", self.name)
+            }
+            _ => self.name.clone(),
+        }
     }
 
     /// What this policy says of a logged `protocol` (`TLSv1.2`, `TLS1.2`, ...) and
     /// `cipher` (OpenSSL or IANA name), looked up in the catalogue.
     pub fn decide(&self, protocol: &str, cipher: &str) -> Decision {
+        self.explain(protocol, cipher).0
+    }
+
+    /// [`Policy::decide`] with the reason of a refusal.
+    pub fn explain(&self, protocol: &str, cipher: &str) -> (Decision, Option<Reason>) {
         let Some(p) = Protocol::parse(protocol) else {
-            return Decision::Unknown;
+            return (Decision::Unknown, None);
         };
         match catalogue::lookup(protocol, cipher) {
-            Some(suite) => self.decide_suite(p, suite),
-            None => Decision::Unknown,
+            Some(suite) => {
+                let reason = self.judge(p, suite);
+                (decision_of(reason), reason)
+            }
+            None => (Decision::Unknown, None),
         }
     }
 
     /// What this policy says of `suite` negotiated under `protocol`.
     pub fn decide_suite(&self, protocol: Protocol, suite: &Suite) -> Decision {
+        decision_of(self.judge(protocol, suite))
+    }
+
+    /// Why this policy refuses `suite` under `protocol` (the first reason OpenSSL meets),
+    /// or `None` when the handshake would succeed.
+    pub fn judge(&self, protocol: Protocol, suite: &Suite) -> Option<Reason> {
+        if !self.configured_protocols.contains(&protocol) {
+            return Some(Reason::ProtocolNotEnabled);
+        }
         if !self.protocols.contains(&protocol) {
-            return Decision::RefusedProtocol;
+            if self.openssl3 && protocol == Protocol::SslV3 {
+                return Some(Reason::ProtocolNotInOpenssl3);
+            }
+            return Some(Reason::ProtocolSecurityLevel);
         }
-        let tls13_suite = suite.min_protocol == Protocol::TlsV1_3;
-        let allowed = if protocol == Protocol::TlsV1_3 {
-            tls13_suite && self.tls13.iter().any(|s| same(s, suite))
-        } else {
-            !tls13_suite
-                && suite.min_protocol <= protocol
-                && self.tls12.iter().any(|s| same(s, suite))
-                && !(self.legacy_signatures_refused
-                    && protocol < Protocol::TlsV1_2
-                    && signed_key_exchange(suite))
+        self.judge_suite(protocol, suite)
+    }
+
+    /// A sentence for `reason` about `suite` under `protocol` under this policy. It does
+    /// not repeat the suite's name, so that rows refused for the same cause share it.
+    pub fn describe(&self, reason: Reason, protocol: Protocol, suite: &Suite) -> String {
+        let level = self.seclevel.unwrap_or(0);
+        let (proto_directive, cipher_directive) = match self.source {
+            Source::Apache => ("SSLProtocol", "SSLCipherSuite"),
+            Source::Nginx => ("ssl_protocols", "ssl_ciphers"),
+            Source::Mozilla => ("the profile", "the profile"),
+            Source::OpenSsl => ("the protocols", "the cipher string"),
         };
-        if allowed {
-            Decision::Allowed
+        let cipher_directive = if suite.min_protocol == Protocol::TlsV1_3 {
+            match self.source {
+                Source::Apache => "SSLCipherSuite TLSv1.3",
+                Source::Nginx => "ssl_conf_command Ciphersuites",
+                Source::Mozilla => "the profile",
+                Source::OpenSsl => "OpenSSL's default Ciphersuites",
+            }
         } else {
-            Decision::RefusedCipher
+            cipher_directive
+        };
+        match reason {
+            Reason::ProtocolNotEnabled => {
+                format!("{} is not enabled ({proto_directive})", protocol.as_str())
+            }
+            Reason::ProtocolNotInOpenssl3 => {
+                format!("OpenSSL 3 has no {} (built without it)", protocol.as_str())
+            }
+            Reason::ProtocolSecurityLevel if self.openssl3 && protocol < Protocol::TlsV1_2 => {
+                format!(
+                    "security level {level}: OpenSSL 3 refuses TLSv1 and TLSv1.1 from level 1 up"
+                )
+            }
+            Reason::ProtocolSecurityLevel => {
+                format!("security level {level} refuses {}", protocol.as_str())
+            }
+            Reason::SuiteNotForProtocol => {
+                format!("suite cannot be negotiated under {}", protocol.as_str())
+            }
+            Reason::SuiteNotListed => format!("suite not in {cipher_directive}"),
+            Reason::SuiteNotInOpenssl3 => {
+                "suite listed, but OpenSSL 3 no longer has it".to_string()
+            }
+            Reason::SuiteSecurityLevel => format!(
+                "security level {level} refuses the suite ({})",
+                cipherstring::seclevel_refusal(suite, level).unwrap_or("below the level")
+            ),
+            Reason::NoDhParameters => {
+                "DHE suite: nginx offers DHE only with ssl_dhparam".to_string()
+            }
         }
+    }
+}
+
+fn decision_of(reason: Option<Reason>) -> Decision {
+    match reason {
+        None => Decision::Allowed,
+        Some(
+            Reason::ProtocolNotEnabled
+            | Reason::ProtocolSecurityLevel
+            | Reason::ProtocolNotInOpenssl3,
+        ) => Decision::RefusedProtocol,
+        Some(_) => Decision::RefusedCipher,
     }
 }
 
@@ -397,6 +806,7 @@ struct Directives {
     ciphers_line: Option<usize>,
     ciphersuites: Option<String>,
     ciphersuites_line: Option<usize>,
+    dhparam: bool,
 }
 
 /// Split `s` into words, honouring single and double quotes.
@@ -550,6 +960,10 @@ impl Directives {
                     return Err(err("ssl_ciphers takes one argument", Some(line_no)));
                 };
                 self.set_ciphers(s, line_no);
+            }
+            "ssl_dhparam" => {
+                self.set_server(Server::Nginx, line_no)?;
+                self.dhparam = !args.is_empty();
             }
             "ssl_conf_command" => {
                 self.set_server(Server::Nginx, line_no)?;

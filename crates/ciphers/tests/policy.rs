@@ -1,8 +1,8 @@
-//! Policies: Mozilla profiles (guideline 5.7) and Apache/nginx directives.
+//! Policies: Mozilla profiles (guidelines 6.0 and 5.7) and Apache/nginx directives.
 
 use tlsgap_ciphers::catalogue;
 use tlsgap_ciphers::cipherstring::evaluate_over;
-use tlsgap_ciphers::policy::{ConfigOptions, Decision, Policy};
+use tlsgap_ciphers::policy::{ConfigOptions, Decision, Policy, Reason};
 use tlsgap_ciphers::{Protocol, Suite};
 
 use Protocol::{SslV3, TlsV1, TlsV1_1, TlsV1_2, TlsV1_3};
@@ -23,12 +23,14 @@ fn config_with(text: &str, default_seclevel: u8, openssl3: bool) -> Policy {
     Policy::from_config_with(text, options, catalogue::all()).unwrap()
 }
 
-/// The TLS <= 1.2 names `s` enables at security level 2 over the catalogue.
+/// The TLS <= 1.2 names `s` enables at security level 2 over the catalogue, of the suites
+/// OpenSSL 3 has.
 fn string_names(s: &str) -> Vec<String> {
     let suites = catalogue::all();
     let e = evaluate_over(s, suites, 2).unwrap();
     e.order
         .iter()
+        .filter(|&&i| suites[i].in_openssl3)
         .map(|&i| suites[i].openssl[0].clone())
         .collect()
 }
@@ -51,15 +53,46 @@ const TLS13_OPENSSL: [&str; 3] = [
 fn mozilla_modern_is_tls13_only() {
     let p = Policy::mozilla("mozilla-modern").unwrap();
     assert_eq!(p.name, "mozilla-modern");
-    assert_eq!(p.version.as_deref(), Some("5.7"));
+    assert_eq!(p.title(), "mozilla-modern 6.0");
+    assert_eq!(p.version.as_deref(), Some("6.0"));
     assert_eq!(p.protocols, vec![TlsV1_3]);
     assert!(p.tls12.is_empty());
     assert_eq!(names(&p.tls13), TLS13_MOZILLA);
 }
 
 #[test]
-fn mozilla_intermediate_57() {
+fn mozilla_intermediate_60() {
     let p = Policy::mozilla("mozilla-intermediate").unwrap();
+    assert_eq!(p.version.as_deref(), Some("6.0"));
+    assert_eq!(p.protocols, vec![TlsV1_2, TlsV1_3]);
+    assert_eq!(
+        names(&p.tls12),
+        [
+            "ECDHE-ECDSA-AES128-GCM-SHA256",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+            "ECDHE-ECDSA-CHACHA20-POLY1305",
+            "ECDHE-RSA-CHACHA20-POLY1305",
+        ]
+    );
+    assert_eq!(names(&p.tls13), TLS13_MOZILLA);
+    assert_eq!(p.groups[0], "X25519MLKEM768");
+    // The same profile named with its version.
+    let v = Policy::mozilla("intermediate-6.0").unwrap();
+    assert_eq!(v.name, "mozilla-intermediate-6.0");
+    assert_eq!(v.tls12, p.tls12);
+    assert_eq!(
+        p.explain("TLSv1.2", "DHE-RSA-AES128-GCM-SHA256"),
+        (Decision::RefusedCipher, Some(Reason::SuiteNotListed))
+    );
+}
+
+#[test]
+fn mozilla_intermediate_57() {
+    let p = Policy::mozilla("mozilla-intermediate-5.7").unwrap();
+    assert_eq!(p.name, "mozilla-intermediate-5.7");
+    assert_eq!(p.title(), "mozilla-intermediate-5.7");
     assert_eq!(p.version.as_deref(), Some("5.7"));
     assert_eq!(p.protocols, vec![TlsV1_2, TlsV1_3]);
     assert_eq!(
@@ -83,8 +116,8 @@ fn mozilla_intermediate_57() {
 
 #[test]
 fn mozilla_old_57() {
-    let p = Policy::mozilla("old").unwrap();
-    assert_eq!(p.name, "mozilla-old");
+    let p = Policy::mozilla("old-5.7").unwrap();
+    assert_eq!(p.name, "mozilla-old-5.7");
     assert_eq!(p.version.as_deref(), Some("5.7"));
     assert_eq!(p.protocols, vec![TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]);
     assert_eq!(p.tls12.len(), 26);
@@ -105,6 +138,10 @@ fn mozilla_old_57() {
 #[test]
 fn unknown_profile_is_an_error() {
     assert!(Policy::mozilla("mozilla-paranoid").is_err());
+    assert!(Policy::mozilla("mozilla-intermediate-4.0").is_err());
+    // Guideline 6.0 removed `old`: the error names the last version that has it.
+    let e = Policy::mozilla("mozilla-old").unwrap_err();
+    assert!(e.message.contains("mozilla-old-5.7"), "{e}");
 }
 
 #[test]
@@ -150,7 +187,7 @@ fn mozilla_decisions() {
         Decision::RefusedCipher
     );
 
-    let old = Policy::mozilla("mozilla-old").unwrap();
+    let old = Policy::mozilla("mozilla-old-5.7").unwrap();
     assert_eq!(old.decide("TLSv1", "DES-CBC3-SHA"), Decision::Allowed);
     assert_eq!(
         old.decide("TLSv1", "ECDHE-RSA-AES128-SHA"),
@@ -189,7 +226,10 @@ fn apache_protocol_forms() {
         ("SSLProtocol +TLSv1.2", &[TlsV1_2]),
         ("SSLProtocol -all +TLSv1.3", &[TlsV1_3]),
         ("SSLProtocol TLSv1.2 +TLSv1.3", &[TlsV1_2, TlsV1_3]),
-        ("SSLProtocol all -TLSv1.3", &[TlsV1, TlsV1_1, TlsV1_2]),
+        (
+            "SSLProtocol all -TLSv1.3",
+            &[SslV3, TlsV1, TlsV1_1, TlsV1_2],
+        ),
         (
             "sslprotocol ALL -sslv3",
             &[TlsV1, TlsV1_1, TlsV1_2, TlsV1_3],
@@ -202,15 +242,33 @@ fn apache_protocol_forms() {
     for (text, want) in cases {
         let p = config(text);
         assert_eq!(p.name, "apache");
-        assert_eq!(p.protocols, *want, "{text}");
+        assert_eq!(p.configured_protocols, *want, "{text}");
+        // At the default security level OpenSSL 3 leaves TLS 1.2 and 1.3 of them.
+        let usable: Vec<Protocol> = want.iter().copied().filter(|p| *p >= TlsV1_2).collect();
+        assert_eq!(p.protocols, usable, "{text}");
     }
 }
 
 #[test]
 fn apache_sslv3_only_without_openssl3() {
+    let p = config("SSLProtocol all");
     assert_eq!(
-        config("SSLProtocol all").protocols,
-        [TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]
+        p.configured_protocols,
+        [SslV3, TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]
+    );
+    // OpenSSL 3 has no SSLv3, whatever the level.
+    let p3 = config("SSLProtocol all\nSSLCipherSuite ALL:@SECLEVEL=0");
+    assert_eq!(p3.protocols, [TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]);
+    assert_eq!(
+        p3.explain("SSLv3", "AES128-SHA"),
+        (
+            Decision::RefusedProtocol,
+            Some(Reason::ProtocolNotInOpenssl3)
+        )
+    );
+    assert_eq!(
+        p.explain("SSLv3", "AES128-SHA").1,
+        Some(Reason::ProtocolNotInOpenssl3)
     );
     let p = config_with("SSLProtocol all", 1, false);
     assert_eq!(p.protocols, [SslV3, TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]);
@@ -324,41 +382,64 @@ fn nginx_defaults() {
     let p = config("ssl_protocols TLSv1.2 TLSv1.3;");
     assert_eq!(names(&p.tls12), string_names("HIGH:!aNULL:!MD5"));
     assert_eq!(names(&p.tls13), TLS13_OPENSSL);
+    // nginx 1.22 (Debian 12) has no TLSv1.3 unless ssl_protocols lists it.
     let p = config("ssl_ciphers HIGH;");
-    assert_eq!(p.protocols, [TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]);
+    assert_eq!(p.configured_protocols, [TlsV1, TlsV1_1, TlsV1_2]);
+    assert_eq!(p.protocols, [TlsV1_2]);
+    assert_eq!(
+        p.explain("TLSv1.3", "TLS_AES_128_GCM_SHA256").1,
+        Some(Reason::ProtocolNotEnabled)
+    );
 }
 
 // --- security level and OpenSSL 3 -------------------------------------------------------
 
 #[test]
 fn seclevel_default_and_override() {
-    let p = config("ssl_ciphers 'ALL:RC4';");
+    // Without OpenSSL 3 (its legacy suites kept), the level alone filters the suites.
+    let p = config_with("ssl_ciphers 'ALL:RC4';", 2, false);
     assert_eq!(p.seclevel, Some(2));
     assert_eq!(p.decide("TLSv1.2", "RC4-SHA"), Decision::RefusedCipher);
     assert_eq!(p.decide("TLSv1.2", "DES-CBC3-SHA"), Decision::Allowed);
     assert_eq!(p.decide("TLSv1.2", "EXP-RC4-MD5"), Decision::RefusedCipher);
-
-    let p = config("ssl_ciphers 'ALL:RC4:@SECLEVEL=1';");
+    let p = config_with("ssl_ciphers 'ALL:RC4:@SECLEVEL=1';", 2, false);
     assert_eq!(p.seclevel, Some(1));
     assert_eq!(p.decide("TLSv1.2", "RC4-SHA"), Decision::Allowed);
 
-    let p = config("ssl_ciphers 'ALL:@SECLEVEL=3';");
-    assert_eq!(p.protocols, [TlsV1_1, TlsV1_2, TlsV1_3]);
-    assert_eq!(p.decide("TLSv1.2", "DES-CBC3-SHA"), Decision::RefusedCipher);
+    // OpenSSL 3 has neither RC4 nor 3DES, whatever the level.
+    let p = config("ssl_ciphers 'ALL:RC4:@SECLEVEL=0';");
     assert_eq!(
-        p.decide("TLSv1.2", "AES128-GCM-SHA256"),
-        Decision::RefusedCipher
+        p.explain("TLSv1.2", "RC4-SHA"),
+        (Decision::RefusedCipher, Some(Reason::SuiteNotInOpenssl3))
     );
+    assert_eq!(
+        p.explain("TLSv1.2", "DES-CBC3-SHA"),
+        (Decision::RefusedCipher, Some(Reason::SuiteNotInOpenssl3))
+    );
+
+    let p = config("ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3; ssl_ciphers 'ALL:@SECLEVEL=3';");
+    assert_eq!(p.protocols, [TlsV1_2, TlsV1_3]);
+    assert_eq!(
+        p.explain("TLSv1.2", "AES128-GCM-SHA256"),
+        (Decision::RefusedCipher, Some(Reason::SuiteSecurityLevel))
+    );
+    let suite = catalogue::lookup("TLSv1.2", "AES128-GCM-SHA256").unwrap();
+    assert!(p
+        .describe(Reason::SuiteSecurityLevel, TlsV1_2, suite)
+        .contains("no forward secrecy"));
     assert_eq!(
         p.decide("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
         Decision::Allowed
     );
     assert_eq!(
-        p.decide("TLSv1", "ECDHE-RSA-AES128-SHA"),
-        Decision::RefusedProtocol
+        p.explain("TLSv1", "ECDHE-RSA-AES128-SHA"),
+        (
+            Decision::RefusedProtocol,
+            Some(Reason::ProtocolSecurityLevel)
+        )
     );
 
-    let p = config("ssl_ciphers 'ALL:@SECLEVEL=4';");
+    let p = config("ssl_protocols TLSv1.2 TLSv1.3; ssl_ciphers 'ALL:@SECLEVEL=4';");
     assert_eq!(p.protocols, [TlsV1_2, TlsV1_3]);
     assert_eq!(
         p.decide("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
@@ -378,28 +459,132 @@ fn seclevel_default_and_override() {
     );
 }
 
+/// OpenSSL 3 at security level 1 or more refuses every SSLv3, TLSv1 and TLSv1.1
+/// handshake, plain-RSA key exchange included (seen with real Apache and nginx); level 0
+/// lets them through.
 #[test]
-fn openssl3_refuses_signed_key_exchange_below_tls12() {
-    let p = config("ssl_protocols TLSv1 TLSv1.1 TLSv1.2;");
-    assert_eq!(
-        p.decide("TLSv1", "ECDHE-RSA-AES128-SHA"),
-        Decision::RefusedCipher
-    );
-    assert_eq!(
-        p.decide("TLSv1.1", "DHE-RSA-AES256-SHA"),
-        Decision::RefusedCipher
-    );
-    assert_eq!(p.decide("TLSv1", "AES128-SHA"), Decision::Allowed);
-    assert_eq!(
-        p.decide("TLSv1.2", "ECDHE-RSA-AES128-SHA"),
-        Decision::Allowed
-    );
-
+fn openssl3_refuses_tls10_and_tls11_from_level_1() {
+    for level in ["", ":@SECLEVEL=1", ":@SECLEVEL=2"] {
+        let p = config(&format!(
+            "SSLProtocol all\nSSLCipherSuite HIGH:!aNULL:!MD5{level}"
+        ));
+        assert_eq!(
+            p.configured_protocols,
+            [SslV3, TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]
+        );
+        assert_eq!(p.protocols, [TlsV1_2, TlsV1_3], "{level}");
+        for (proto, suite) in [
+            ("TLSv1", "ECDHE-RSA-AES128-SHA"),
+            ("TLSv1", "AES128-SHA"),
+            ("TLSv1.1", "AES256-SHA"),
+            ("TLSv1.1", "DHE-RSA-AES256-SHA"),
+        ] {
+            assert_eq!(
+                p.explain(proto, suite),
+                (
+                    Decision::RefusedProtocol,
+                    Some(Reason::ProtocolSecurityLevel)
+                ),
+                "{level} {proto} {suite}"
+            );
+        }
+        assert_eq!(p.decide("TLSv1.2", "AES128-SHA"), Decision::Allowed);
+    }
     let p = config("ssl_protocols TLSv1 TLSv1.2; ssl_ciphers 'HIGH:!aNULL:@SECLEVEL=0';");
     assert_eq!(p.decide("TLSv1", "ECDHE-RSA-AES128-SHA"), Decision::Allowed);
-
+    assert_eq!(p.decide("TLSv1", "AES128-SHA"), Decision::Allowed);
+    assert_eq!(
+        p.explain("TLSv1.1", "AES128-SHA"),
+        (Decision::RefusedProtocol, Some(Reason::ProtocolNotEnabled))
+    );
+    // A system default of 0 (openssl.cnf) has the same effect as @SECLEVEL=0.
+    let p = config_with("ssl_protocols TLSv1 TLSv1.2;", 0, true);
+    assert_eq!(p.decide("TLSv1", "AES128-SHA"), Decision::Allowed);
+    // Before OpenSSL 3, TLSv1 passed up to level 2.
     let p = config_with("ssl_protocols TLSv1 TLSv1.2;", 2, false);
     assert_eq!(p.decide("TLSv1", "ECDHE-RSA-AES128-SHA"), Decision::Allowed);
+}
+
+/// A cipher string that leaves no suite OpenSSL 3 has stops the server: say so.
+#[test]
+fn a_string_matching_nothing_openssl3_has_is_an_error() {
+    for (text, server) in [
+        ("SSLCipherSuite RC4-SHA", "Apache would not start"),
+        ("ssl_ciphers '3DES:+RSA';", "nginx would refuse"),
+        ("SSLCipherSuite RC4:@SECLEVEL=0", "Apache would not start"),
+    ] {
+        let e = Policy::from_config(text).unwrap_err();
+        assert!(e.message.contains("matches no suite OpenSSL 3 has"), "{e}");
+        assert!(e.message.contains(server), "{e}");
+        assert_eq!(e.line, Some(1));
+    }
+    // Before OpenSSL 3 the same string was a policy.
+    assert!(config_with("SSLCipherSuite RC4-SHA", 0, false)
+        .decide("TLSv1.2", "RC4-SHA")
+        .eq(&Decision::Allowed));
+}
+
+/// nginx negotiates DHE only with `ssl_dhparam`; Apache has built-in parameters.
+#[test]
+fn nginx_dhe_needs_dhparam() {
+    let text = "ssl_protocols TLSv1.2;\nssl_ciphers 'DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256';";
+    let p = config(text);
+    assert_eq!(
+        p.explain("TLSv1.2", "DHE-RSA-AES128-GCM-SHA256"),
+        (Decision::RefusedCipher, Some(Reason::NoDhParameters))
+    );
+    assert_eq!(
+        p.decide("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+        Decision::Allowed
+    );
+    let p = config(&format!("{text}\nssl_dhparam /etc/nginx/dhparam.pem;"));
+    assert_eq!(
+        p.decide("TLSv1.2", "DHE-RSA-AES128-GCM-SHA256"),
+        Decision::Allowed
+    );
+    let p = config("SSLProtocol TLSv1.2\nSSLCipherSuite DHE-RSA-AES128-GCM-SHA256");
+    assert_eq!(
+        p.decide("TLSv1.2", "DHE-RSA-AES128-GCM-SHA256"),
+        Decision::Allowed
+    );
+}
+
+/// `expand` lists each suite with why it is in or out, as `--explain` prints it.
+#[test]
+fn expand_says_why_each_suite_is_in_or_out() {
+    let p = config("SSLProtocol all\nSSLCipherSuite HIGH:!aNULL:!MD5:-RSA:AES128-SHA");
+    let rows = p.expand();
+    let find = |n: &str| {
+        rows.iter()
+            .find(|r| r.suite.openssl.iter().any(|x| x == n))
+            .unwrap_or_else(|| panic!("{n} not expanded"))
+    };
+    let r = find("ECDHE-RSA-AES128-GCM-SHA256");
+    assert_eq!(r.refused, None);
+    assert_eq!(r.step.as_ref().unwrap().term, "HIGH");
+    let r = find("ADH-AES128-SHA");
+    assert_eq!(r.refused, Some(Reason::SuiteNotListed));
+    assert_eq!(r.step.as_ref().unwrap().term, "!aNULL");
+    let r = find("AES256-SHA");
+    assert_eq!(r.refused, Some(Reason::SuiteNotListed));
+    assert_eq!(r.step.as_ref().unwrap().term, "-RSA");
+    // Added back after the removal.
+    let r = find("AES128-SHA");
+    assert_eq!(r.refused, None);
+    assert_eq!(r.step.as_ref().unwrap().term, "AES128-SHA");
+    // TLS 1.3 suites come first, the configured ones in.
+    assert_eq!(
+        rows[0].suite.iana.as_deref(),
+        Some("TLS_AES_256_GCM_SHA384")
+    );
+    assert_eq!(rows[0].refused, None);
+    // The usable suites appear in the server's order.
+    let usable: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.refused.is_none() && r.suite.min_protocol != TlsV1_3)
+        .map(|r| r.suite.openssl[0].as_str())
+        .collect();
+    assert_eq!(usable, names(&p.tls12));
 }
 
 // --- errors -----------------------------------------------------------------------------
@@ -423,4 +608,30 @@ fn configuration_errors() {
     }
     let e = Policy::from_config("ServerName x\nSSLProtocol TLSv1.4").unwrap_err();
     assert_eq!(e.line, Some(2));
+}
+
+/// Every vendored guideline file is compiled in and every profile it names builds.
+#[test]
+fn every_vendored_mozilla_guideline_is_usable() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mozilla");
+    let names = tlsgap_ciphers::policy::mozilla_profile_names();
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let version = path.file_stem().unwrap().to_str().unwrap().to_string();
+        files += 1;
+        assert!(
+            tlsgap_ciphers::policy::MOZILLA_VERSIONS.contains(&version.as_str()),
+            "{version} is vendored but not compiled in (MOZILLA_JSON)"
+        );
+        let suffix = format!("-{version}");
+        let profiles: Vec<&String> = names.iter().filter(|n| n.ends_with(&suffix)).collect();
+        assert!(!profiles.is_empty(), "{version}: no profile");
+        for name in profiles {
+            let p = Policy::mozilla(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(p.version.as_deref(), Some(version.as_str()));
+            assert!(!p.tls13.is_empty(), "{name}");
+        }
+    }
+    assert_eq!(files, tlsgap_ciphers::policy::MOZILLA_VERSIONS.len());
 }

@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 use tlsgap_ciphers::{catalogue, Protocol, Suite, Verdict};
 use tlsgap_output::ciphers::{rows, table, unknown, usable_under, view};
 use tlsgap_output::emit::{self, Csv, Emitter};
+use tlsgap_output::explain;
 use tlsgap_output::file as output;
 
 use crate::cli::{CiphersArgs, CiphersFormat, VerdictArg};
@@ -13,6 +14,9 @@ use crate::run::{note, Exit};
 
 /// Run `tlsgap ciphers`.
 pub fn run(args: CiphersArgs) -> Result<ExitCode> {
+    if let Some(string) = &args.explain {
+        return explain_string(string, &args);
+    }
     let protocol = match &args.protocol {
         Some(p) => match Protocol::parse(p) {
             Some(p) => Some(p),
@@ -81,4 +85,32 @@ impl VerdictArg {
             VerdictArg::Recommended => Verdict::Recommended,
         }
     }
+}
+
+/// `ciphers --explain STRING`: the string (or pasted directives) expanded.
+fn explain_string(string: &str, args: &CiphersArgs) -> Result<ExitCode> {
+    let system = args.system.resolve();
+    let directives = string.contains(char::is_whitespace);
+    let policy = if directives {
+        tlsgap_engine::whatif::directives_policy(string, &system)?
+    } else {
+        tlsgap_engine::whatif::cipher_string_policy(string, &system)?
+    };
+    let policy = match policy {
+        Ok(p) => p,
+        Err(e) if directives => bail!("--explain: {e}"),
+        Err(e) => bail!("--explain {string}: {}", e.message),
+    };
+    let rows = explain::rows(&policy);
+    let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;
+    match args.format {
+        CiphersFormat::Table => {
+            use std::io::Write;
+            out.write_all(explain::table(&policy).as_bytes())?;
+        }
+        CiphersFormat::Json => emit::json(&rows, &mut out)?,
+        CiphersFormat::Csv => Csv.emit(&explain::explain_rows(&rows), &mut out)?,
+    }
+    out.finish()?;
+    Ok(Exit::Success.into())
 }

@@ -209,10 +209,19 @@ pub struct WhatifArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// The policy: mozilla-modern, mozilla-intermediate, mozilla-old, a file of server
-    /// directives, or directives inline ("SSLProtocol -all +TLSv1.2 ...").
+    /// The policy: mozilla-modern, mozilla-intermediate (Mozilla's guideline 6.0),
+    /// mozilla-intermediate-5.7, mozilla-old-5.7, a file of server directives, or
+    /// directives inline ("SSLProtocol -all +TLSv1.2 ...").
     #[arg(long, value_name = "POLICY")]
     pub policy: String,
+
+    #[command(flatten)]
+    pub system: SystemTlsArgs,
+
+    /// Also list every suite of the policy, in the server's order, with why each is in
+    /// or out (table and json).
+    #[arg(long)]
+    pub explain: bool,
 
     /// How many User-Agents and addresses to list.
     #[arg(long, value_name = "N", default_value_t = 10)]
@@ -315,6 +324,21 @@ pub struct AuthArgs {
     pub window: WindowArgs,
 }
 
+/// The server's OpenSSL defaults, for directives without `@SECLEVEL=N`.
+#[derive(Debug, Args)]
+pub struct SystemTlsArgs {
+    /// The OpenSSL security level the server starts from when its cipher string sets
+    /// none (default: the level the server's openssl.cnf sets, else 2, Debian's
+    /// built-in default). OpenSSL 3 refuses TLSv1 and TLSv1.1 from level 1 up.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    pub seclevel: Option<u8>,
+
+    /// The server's openssl.cnf, read for the system CipherString's @SECLEVEL (default:
+    /// $OPENSSL_CONF, else /etc/ssl/openssl.cnf when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub openssl_conf: Option<PathBuf>,
+}
+
 /// `tlsgap ciphers`.
 #[derive(Debug, Args)]
 pub struct CiphersArgs {
@@ -330,6 +354,14 @@ pub struct CiphersArgs {
     /// them up as logged under it (SSLv2 and TLS share some names).
     #[arg(long, value_name = "PROTOCOL")]
     pub protocol: Option<String>,
+
+    /// Expand an OpenSSL cipher string (or pasted SSLCipherSuite/ssl_ciphers
+    /// directives) the way `openssl ciphers -v` does, with why each suite is in or out.
+    #[arg(long, value_name = "STRING", conflicts_with_all = ["names", "verdict", "protocol"])]
+    pub explain: Option<String>,
+
+    #[command(flatten)]
+    pub system: SystemTlsArgs,
 
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CiphersFormat::Table)]

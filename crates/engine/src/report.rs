@@ -18,8 +18,9 @@ use crate::window::{period_key, Period, Zone};
 use crate::{err, Result, RunOptions};
 use tlsgap_agg::trend::Trend;
 
-/// The Mozilla profiles every report tests.
-pub const PROFILES: [&str; 3] = ["mozilla-modern", "mozilla-intermediate", "mozilla-old"];
+/// The Mozilla profiles every report tests: the current guideline's two, and the last
+/// `old` profile (5.7; guideline 6.0 removed it).
+pub const PROFILES: [&str; 3] = ["mozilla-modern", "mozilla-intermediate", "mozilla-old-5.7"];
 
 /// How many refused User-Agents each what-if lists.
 const TOP_USER_AGENTS: usize = 10;

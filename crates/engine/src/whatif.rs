@@ -1,7 +1,7 @@
 //! What a TLS policy would refuse (`tlsgap whatif`, and the report's three profiles).
 
 use tlsgap_agg::whatif::{WhatifAgg, WhatifReport};
-use tlsgap_ciphers::policy::Policy;
+use tlsgap_ciphers::policy::{ConfigOptions, Policy, PolicyError};
 use tlsgap_parser::Role;
 
 use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
@@ -60,9 +60,52 @@ impl Job for WhatifJob<'_> {
     }
 }
 
+/// Where the security level of server directives comes from, unless their cipher string
+/// sets `@SECLEVEL=N`.
+#[derive(Debug, Clone, Default)]
+pub struct SystemTls {
+    /// `--seclevel N`: wins over the configuration file.
+    pub seclevel: Option<u8>,
+    /// The server's `openssl.cnf` (`--openssl-conf`, else `$OPENSSL_CONF`, else the
+    /// system's), and whether it was named explicitly (then it must be readable).
+    pub openssl_conf: Option<(std::path::PathBuf, bool)>,
+}
+
+/// The security level a server reading `system` starts from, and where it comes from
+/// (`CipherString in /etc/ssl/openssl.cnf`, ...).
+pub fn system_seclevel(system: &SystemTls) -> Result<(u8, String)> {
+    use tlsgap_ciphers::cipherstring::DEBIAN_DEFAULT_SECLEVEL;
+    if let Some(level) = system.seclevel {
+        if level > 5 {
+            bail!("--seclevel {level}: OpenSSL's security levels are 0 to 5");
+        }
+        return Ok((level, format!("--seclevel {level}")));
+    }
+    let builtin = format!("Debian's built-in default {DEBIAN_DEFAULT_SECLEVEL}");
+    let Some((path, explicit)) = &system.openssl_conf else {
+        return Ok((DEBIAN_DEFAULT_SECLEVEL, builtin));
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((DEBIAN_DEFAULT_SECLEVEL, builtin));
+        }
+        Err(e) => bail!("reading {}: {e}", path.display()),
+    };
+    let d = tlsgap_ciphers::opensslcnf::system_default(&text)
+        .map_err(|e| err!("{}: {e}", path.display()))?;
+    Ok(match d.seclevel {
+        Some(level) => (level, format!("CipherString in {}", path.display())),
+        None => (
+            DEBIAN_DEFAULT_SECLEVEL,
+            format!("{builtin}; {} sets none", path.display()),
+        ),
+    })
+}
+
 /// The policy `spec` names: a Mozilla profile, a file of server directives, or
-/// directives given inline.
-pub fn load_policy(spec: &str) -> Result<Policy> {
+/// directives given inline; directives are read at the level [`system_seclevel`] gives.
+pub fn load_policy(spec: &str, system: &SystemTls) -> Result<Policy> {
     if spec.starts_with("mozilla-") {
         return Policy::mozilla(spec).map_err(|e| err!("--policy {spec}: {e}"));
     }
@@ -73,11 +116,58 @@ pub fn load_policy(spec: &str) -> Result<Policy> {
         spec.to_string()
     } else {
         bail!(
-            "--policy {spec:?}: not a profile (mozilla-modern, mozilla-intermediate, \
-             mozilla-old), not a file, and not server directives"
+            "--policy {spec:?}: not a profile ({}), not a file, and not server directives",
+            tlsgap_ciphers::policy::mozilla_profile_names().join(", ")
         );
     };
-    Policy::from_config(&text).map_err(|e| err!("--policy {spec}: {e}"))
+    directives_policy(&text, system)?.map_err(|e| err!("--policy {spec}: {e}"))
+}
+
+/// A bare OpenSSL cipher string as a policy ([`Policy::from_cipher_string`]), read at the
+/// level [`system_seclevel`] gives. The outer error is the system configuration's; the
+/// inner one the string's.
+pub fn cipher_string_policy(
+    string: &str,
+    system: &SystemTls,
+) -> Result<std::result::Result<Policy, PolicyError>> {
+    at_system_level(system, &|options, suites| {
+        Policy::from_cipher_string(string, options, suites)
+    })
+}
+
+/// The policy of server directives `text`, read at the level [`system_seclevel`] gives.
+/// The outer error is the system configuration's; the inner one the directives'.
+pub fn directives_policy(
+    text: &str,
+    system: &SystemTls,
+) -> Result<std::result::Result<Policy, PolicyError>> {
+    at_system_level(system, &|options, suites| {
+        Policy::from_config_with(text, options, suites)
+    })
+}
+
+type Build<'a> = &'a dyn Fn(
+    ConfigOptions,
+    &'static [tlsgap_ciphers::Suite],
+) -> std::result::Result<Policy, PolicyError>;
+
+fn at_system_level(
+    system: &SystemTls,
+    build: Build<'_>,
+) -> Result<std::result::Result<Policy, PolicyError>> {
+    let (level, origin) = system_seclevel(system)?;
+    let options = ConfigOptions {
+        default_seclevel: level,
+        ..ConfigOptions::default()
+    };
+    Ok(
+        build(options, tlsgap_ciphers::catalogue::all()).map(|mut policy| {
+            if policy.seclevel_origin.as_deref() == Some("the system default") {
+                policy.seclevel_origin = Some(origin);
+            }
+            policy
+        }),
+    )
 }
 
 /// Read the logs and test every logged handshake against the policy.

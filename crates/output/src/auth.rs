@@ -2,7 +2,7 @@
 
 use tlsgap_agg::authjoin::{AuthReport, Basis};
 
-use crate::emit::{fit, text_table, thousands};
+use crate::emit::{fit, text_table, thousands, wrap};
 use crate::escape;
 
 /// Seconds, compact: `0.12ms`, `4.1ms`, `380ms`, `1.92s`.
@@ -14,36 +14,6 @@ fn secs(x: Option<f64>) -> String {
         Some(s) => format!("{:.2}ms", s * 1000.0 + 0.0),
         None => "-".into(),
     }
-}
-
-/// `text` folded at spaces into lines of at most `width` characters, the first
-/// starting with `first`, the others indented by `indent` spaces.
-fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut len = line.chars().count();
-    // A prefix counts as a word: the text goes on after a space.
-    let mut empty = first.is_empty();
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let n = word.chars().count();
-        if !empty && len + 1 + n > width {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = " ".repeat(indent);
-            len = indent;
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-            len += 1;
-        }
-        line.push_str(word);
-        len += n;
-        empty = false;
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-    out
 }
 
 /// The `auth` table: users ranked by cost, page views, advice and notes.

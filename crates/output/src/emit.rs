@@ -337,6 +337,36 @@ impl Emitter<TlsReport> for Parquet {
     }
 }
 
+/// `text` folded at spaces into lines of at most `width` characters, the first
+/// starting with `first`, the others indented by `indent` spaces.
+pub fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut len = line.chars().count();
+    // A prefix counts as a word: the text goes on after a space.
+    let mut empty = first.is_empty();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let n = word.chars().count();
+        if !empty && len + 1 + n > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+            len = indent;
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(word);
+        len += n;
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

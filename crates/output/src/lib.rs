@@ -31,6 +31,7 @@ pub mod auth;
 pub mod ciphers;
 pub mod emit;
 pub mod escape;
+pub mod explain;
 pub mod file;
 pub mod gaps;
 pub mod periods;

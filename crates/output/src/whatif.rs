@@ -10,16 +10,52 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
     let mut out = String::new();
     let p = &r.policy;
     out.push_str(&format!(
-        "policy: {}{}\n  protocols: {}\n  TLS 1.2 and older suites: {}\n  TLS 1.3 suites: {}\n\n",
+        "policy: {}{}\n",
         p.name,
         p.version
             .as_deref()
-            .map(|v| format!(" (version {v})"))
+            .map(|v| format!(" (Mozilla guideline {v})"))
             .unwrap_or_default(),
+    ));
+    if let Some(level) = p.seclevel {
+        out.push_str(&format!(
+            "  OpenSSL 3 security level: {level}{}\n",
+            p.seclevel_origin
+                .as_deref()
+                .map(|o| format!(" ({})", escape::terminal(o)))
+                .unwrap_or_default()
+        ));
+    }
+    let off: Vec<&str> = p
+        .configured_protocols
+        .iter()
+        .filter(|c| !p.protocols.contains(c))
+        .copied()
+        .collect();
+    out.push_str(&format!(
+        "  protocols: {}{}\n  TLS 1.2 and older suites: {}\n  TLS 1.3 suites: {}\n",
         p.protocols.join(" "),
+        if off.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} enabled, refused at this security level)",
+                off.join(" ")
+            )
+        },
         p.tls12_ciphers.len(),
         p.tls13_ciphers.len(),
     ));
+    if !p.groups.is_empty() {
+        out.push_str(&format!("  groups: {}\n", p.groups.join(" ")));
+    }
+    if !p.ignored_words.is_empty() {
+        out.push_str(&format!(
+            "  skipped (name no suite; OpenSSL skips them too): {}\n",
+            escape::terminal(&p.ignored_words.join(" "))
+        ));
+    }
+    out.push('\n');
     out.push_str(&format!(
         "would refuse {} of {} TLS requests ({})\n",
         thousands(r.requests.refused),
@@ -51,7 +87,7 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
                 thousands(c.requests),
                 thousands(c.clients),
                 c.verdict.as_str().to_string(),
-                c.decision.replace('_', " "),
+                short_reason(c.decision, c.reason),
             ]
         })
         .collect();
@@ -62,6 +98,26 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
         &rows,
         34,
     ));
+    let mut whys: Vec<&str> = Vec::new();
+    for c in &r.ciphers {
+        if let Some(w) = c.why.as_deref() {
+            if !whys.contains(&w) {
+                whys.push(w);
+            }
+        }
+    }
+    if !whys.is_empty() {
+        out.push_str("why refused:\n");
+        for w in whys.iter().take(WHY_LINES) {
+            out.push_str(&emit::wrap(" ", &escape::terminal(w), 80, 4));
+        }
+        if whys.len() > WHY_LINES {
+            out.push_str(&format!(
+                "  ... and {} more (--format json: `why` of each row)\n",
+                whys.len() - WHY_LINES
+            ));
+        }
+    }
     out.push('\n');
     let rows: Vec<Vec<String>> = r
         .kinds
@@ -104,4 +160,23 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
     }
     out.push_str(&format!("\n{summary}\n"));
     out
+}
+
+/// How many distinct reasons the table spells out.
+const WHY_LINES: usize = 12;
+
+/// The table's `policy` column: the decision, or the refusal's reason in a few words.
+fn short_reason(decision: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some("protocol_not_enabled") => "protocol off",
+        Some("protocol_security_level") => "sec. level",
+        Some("protocol_not_in_openssl3") => "no OpenSSL3",
+        Some("suite_not_for_protocol") => "wrong proto",
+        Some("suite_not_listed") => "not listed",
+        Some("suite_not_in_openssl3") => "no OpenSSL3",
+        Some("suite_security_level") => "sec. level",
+        Some("no_dh_parameters") => "no dhparam",
+        _ => return decision.replace('_', " "),
+    }
+    .to_string()
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{self, assert_code, json, stdout};
+use crate::util::{self, assert_code, json, path_str, stderr, stdout};
 
 fn ciphers(args: &[&str]) -> std::process::Output {
     util::tlsgap().arg("ciphers").args(args).output().unwrap()
@@ -138,4 +138,127 @@ fn whole_table_as_text_fits_and_counts() {
         n >= 158,
         "the catalogue has at least OpenSSL 3's suites: {n}"
     );
+}
+
+/// `--explain STRING` expands a cipher string like `openssl ciphers -v`, saying what put
+/// each suite in or took it out; a string OpenSSL 3 cannot use is an error that says so.
+#[test]
+fn explain_expands_a_cipher_string_with_reasons() {
+    let o = ciphers(&[
+        "--explain",
+        "ECDHE+AESGCM:AES128-SHA:-RSA:!SHA1:@SECLEVEL=3",
+        "--format",
+        "json",
+    ]);
+    assert_code(&o, 0);
+    let v = json(&o);
+    let rows = v.as_array().unwrap();
+    let row = |n: &str| {
+        rows.iter()
+            .find(|r| r["suite"] == n)
+            .unwrap_or_else(|| panic!("{n} missing"))
+    };
+    let r = row("ECDHE-RSA-AES128-GCM-SHA256");
+    assert_eq!(r["usable"], true);
+    assert_eq!(r["by"], "added by ECDHE+AESGCM");
+    assert_eq!(r["position"], 4);
+    let r = row("AES128-SHA");
+    assert_eq!(r["usable"], false);
+    assert_eq!(r["reason"], "suite_not_listed");
+    assert_eq!(r["by"], "killed by !SHA1");
+    // Listed suites the level refuses say so.
+    let o = ciphers(&["--explain", "AES128-GCM-SHA256:ECDHE+AESGCM:@SECLEVEL=3"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("security level: 3 (@SECLEVEL=3 in the cipher string)"),
+        "{out}"
+    );
+    let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("out: security level 3 refuses the suite (no forward secrecy) (added by AES128-GCM-SHA256)"),
+        "{out}"
+    );
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    // Without @SECLEVEL, --seclevel sets the level the string starts from.
+    let o = ciphers(&[
+        "--explain",
+        "AES128-GCM-SHA256:ECDHE+AESGCM",
+        "--seclevel",
+        "3",
+    ]);
+    assert!(
+        stdout(&o).contains("security level: 3 (--seclevel 3)"),
+        "{}",
+        stdout(&o)
+    );
+    // What OpenSSL 3 no longer has.
+    let o = ciphers(&["--explain", "RC4-SHA"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("matches no suite OpenSSL 3 has"),
+        "{}",
+        stderr(&o)
+    );
+    // Pasted directives work too, with the server's own additions.
+    let o = ciphers(&[
+        "--explain",
+        "SSLCipherSuite ALL:@SECLEVEL=0",
+        "--format",
+        "csv",
+    ]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "position,suite,min_protocol,verdict,usable,reason,by,why"
+    );
+    assert!(
+        out.contains("\"ADH-AES128-SHA\",\"SSLv3\",\"insecure\",false,\"suite_not_listed\",\"killed by !aNULL\""),
+        "mod_ssl's appended !aNULL: {out}"
+    );
+}
+
+/// The level comes from the server's openssl.cnf when the string has none.
+#[test]
+fn explain_reads_the_level_from_openssl_cnf() {
+    let dir = util::tempdir();
+    let cnf = util::write(
+        dir.path(),
+        "openssl.cnf",
+        b"openssl_conf = init\n[init]\nssl_conf = ssl\n[ssl]\nsystem_default = sys\n[sys]\nMinProtocol = TLSv1.2\nCipherString = DEFAULT:@SECLEVEL=0\n",
+    );
+    let o = ciphers(&["--explain", "AES128-SHA", "--openssl-conf", path_str(&cnf)]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!(
+            "security level: 0 (CipherString in {})",
+            cnf.display()
+        )),
+        "{out}"
+    );
+    // A named file that cannot be read is an error naming it.
+    let o = ciphers(&[
+        "--explain",
+        "HIGH",
+        "--openssl-conf",
+        "/nonexistent/openssl.cnf",
+    ]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("/nonexistent/openssl.cnf"),
+        "{}",
+        stderr(&o)
+    );
+    // --seclevel wins over the file.
+    let o = ciphers(&[
+        "--explain",
+        "AES128-SHA:ECDHE+AESGCM",
+        "--openssl-conf",
+        path_str(&cnf),
+        "--seclevel",
+        "3",
+    ]);
+    assert!(stdout(&o).contains("security level: 3 (--seclevel 3)"));
 }

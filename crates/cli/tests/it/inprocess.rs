@@ -78,7 +78,7 @@ fn tls_in_process_equals_the_binary() {
 #[test]
 fn whatif_in_process_equals_the_binary() {
     let log = sample();
-    let policy = whatif::load_policy("mozilla-intermediate").unwrap();
+    let policy = whatif::load_policy("mozilla-intermediate", &Default::default()).unwrap();
     let got = whatif::run(
         &run_options(&[&log]),
         &whatif::WhatifOptions { policy, top: 10 },
@@ -253,7 +253,7 @@ fn report_and_check_call_the_same_analyses() {
         &["tls", "--format", "json", "-j1", log.to_str().unwrap()],
     );
     assert_eq!(to_value(&rep.tls), tls_json);
-    let policy = whatif::load_policy("mozilla-intermediate").unwrap();
+    let policy = whatif::load_policy("mozilla-intermediate", &Default::default()).unwrap();
     let wi = whatif::run(&run, &whatif::WhatifOptions { policy, top: 10 }).unwrap();
     assert!(
         rep.whatifs

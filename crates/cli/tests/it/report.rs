@@ -610,7 +610,7 @@ fn report_in_chromium_shows_the_numbers_of_tls_json() {
     }
     assert_eq!(
         profiles,
-        ["mozilla-modern", "mozilla-intermediate", "mozilla-old"]
+        ["mozilla-modern", "mozilla-intermediate", "mozilla-old-5.7"]
     );
 
     // The screenshot CI keeps.

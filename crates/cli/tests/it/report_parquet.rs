@@ -24,6 +24,7 @@ const WHATIF_TYPES: &[(&str, &str)] = &[
     ("refused_requests", "int"),
     ("clients", "int"),
     ("refused_clients", "int"),
+    ("reason", "text"),
 ];
 
 /// The columns of `tlsgap gaps --format csv|parquet`, with their types.

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{self, assert_code, json, path_str, stdout};
+use crate::util::{self, assert_code, json, path_str, stderr, stdout};
 
 const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
@@ -62,10 +62,10 @@ fn kind_row<'a>(v: &'a Value, kind: &str) -> &'a Value {
 fn mozilla_intermediate_exact_figures() {
     let dir = util::tempdir();
     let log = hand_log(dir.path());
-    let o = whatif("mozilla-intermediate", &log, "json");
+    let o = whatif("mozilla-intermediate-5.7", &log, "json");
     assert_code(&o, 0);
     let v = json(&o);
-    assert_eq!(v["policy"]["name"], "mozilla-intermediate");
+    assert_eq!(v["policy"]["name"], "mozilla-intermediate-5.7");
     assert_eq!(v["policy"]["version"], "5.7");
     assert_eq!(
         v["policy"]["protocols"],
@@ -145,6 +145,51 @@ fn mozilla_intermediate_exact_figures() {
     assert_eq!(addrs[1]["client"], "10.0.0.3");
 }
 
+/// The unversioned profile follows Mozilla's guideline 6.0: no DHE suites any more, and
+/// each refused row says why; `mozilla-old` is gone from 6.0 and named by its version.
+#[test]
+fn mozilla_60_refuses_dhe_and_says_why() {
+    let dir = util::tempdir();
+    let log = hand_log(dir.path());
+    let o = whatif("mozilla-intermediate", &log, "json");
+    assert_code(&o, 0);
+    let v = json(&o);
+    assert_eq!(v["policy"]["version"], "6.0");
+    assert_eq!(v["policy"]["title"], "mozilla-intermediate 6.0");
+    assert_eq!(v["policy"]["groups"][0], "X25519MLKEM768");
+    let row = |p: &str, c: &str| -> Value {
+        v["ciphers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["protocol"] == p && r["cipher"] == c)
+            .unwrap_or_else(|| panic!("no row {p} {c}"))
+            .clone()
+    };
+    let dhe = row("TLSv1.2", "DHE-RSA-AES128-GCM-SHA256");
+    assert_eq!(dhe["decision"], "refused_cipher");
+    assert_eq!(dhe["reason"], "suite_not_listed");
+    assert_eq!(dhe["why"], "suite not in the profile");
+    let tls1 = row("TLSv1", "ECDHE-RSA-AES128-SHA");
+    assert_eq!(tls1["reason"], "protocol_not_enabled");
+    assert_eq!(
+        row("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256")["reason"],
+        Value::Null
+    );
+    let o = whatif("mozilla-intermediate", &log, "table");
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("policy: mozilla-intermediate (Mozilla guideline 6.0)"),
+        "{out}"
+    );
+    assert!(out.contains("why refused:\n"), "{out}");
+    assert!(out.contains("  suite not in the profile\n"), "{out}");
+    let o = whatif("mozilla-old", &log, "json");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("mozilla-old-5.7"), "{}", stderr(&o));
+}
+
 #[test]
 fn apache_directives_inline_and_from_a_file() {
     let dir = util::tempdir();
@@ -196,7 +241,7 @@ fn table_csv_and_hostile_user_agents() {
     let header = out.lines().next().unwrap();
     assert_eq!(
         header,
-        "section,protocol,cipher,kind,user_agent,client,decision,requests,refused_requests,clients,refused_clients"
+        "section,protocol,cipher,kind,user_agent,client,decision,requests,refused_requests,clients,refused_clients,reason"
     );
     assert!(
         out.lines()
@@ -294,4 +339,222 @@ fn real_clients_refused_exactly() {
         .sum();
     assert_eq!(v["requests"]["refused"], refused_requests);
     assert_eq!(v["requests"]["total"], perm["summary"]["log_lines"]);
+}
+
+/// The table-driven check against the real thing (`scripts/real-policies.py`): real
+/// Apache and real nginx, each started with ~20 TLS directive sets (protocol lines,
+/// cipher strings with and without `@SECLEVEL`, the Mozilla profiles, DHE with and
+/// without `ssl_dhparam`, strings matching nothing), and ~100 single-suite handshakes
+/// per server from `openssl s_client` and curl, each offering one protocol and one
+/// suite. `whatif` with each directive set, on the access log of the same server run
+/// with a permissive policy, must refuse exactly the (protocol, suite) pairs the real
+/// server refused, and must say "would not start" for the sets the server refused to
+/// start with.
+#[test]
+fn real_servers_refuse_exactly_what_whatif_predicts() {
+    if !util::server_test_enabled(
+        "real_servers_refuse_exactly_what_whatif_predicts",
+        &["apache2", "nginx", "curl", "openssl", "python3"],
+        "apache2 nginx curl openssl python3",
+    ) {
+        return;
+    }
+    let dir = util::tempdir();
+    let out = dir.path().join("rp");
+    util::run_script("real-policies.py", &["--out".as_ref(), out.as_os_str()]);
+    let truth: Value =
+        serde_json::from_slice(&std::fs::read(out.join("truth.json")).unwrap()).unwrap();
+    // The servers ran with an empty openssl.cnf: OpenSSL's built-in level applies.
+    let empty_cnf = util::write(dir.path(), "empty.cnf", b"");
+    let probes: std::collections::HashMap<&str, (&str, &str)> = truth["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap(),
+                (
+                    p["protocol"].as_str().unwrap(),
+                    p["suite"].as_str().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    let mut mismatches: Vec<String> = Vec::new();
+    let mut checked = 0usize;
+    let mut refusals = 0usize;
+    let mut not_started = 0usize;
+    for config in truth["configs"].as_array().unwrap() {
+        let name = config["name"].as_str().unwrap();
+        let server = config["server"].as_str().unwrap();
+        let srv = &truth["servers"][server];
+        let log = out.join(srv["log"].as_str().unwrap());
+        let format = match server {
+            "apache" => "combinedssl".to_string(),
+            _ => srv["log_format_directive"].as_str().unwrap().to_string(),
+        };
+        let policy: Vec<&str> = config["directives"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        let policy = policy.join("\n");
+        let o = util::tlsgap()
+            .args([
+                "whatif",
+                "--log-format",
+                &format,
+                "--top",
+                "0",
+                "--format",
+                "json",
+            ])
+            .args(["--openssl-conf", path_str(&empty_cnf)])
+            .args(["--policy", &policy])
+            .arg(&log)
+            .output()
+            .unwrap();
+        if config["started"] == false {
+            not_started += 1;
+            let err = stderr(&o);
+            if o.status.code() != Some(2)
+                || !(err.contains("would not start") || err.contains("would refuse"))
+            {
+                mismatches.push(format!(
+                    "{name}: the server did not start ({}), whatif said: {err}",
+                    config["start_error"]
+                ));
+            }
+            continue;
+        }
+        if o.status.code() != Some(0) {
+            mismatches.push(format!("{name}: whatif failed: {}", stderr(&o)));
+            continue;
+        }
+        let v = json(&o);
+        let row = |p: &str, c: &str| -> Option<Value> {
+            v["ciphers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["protocol"] == p && r["cipher"] == c)
+                .cloned()
+        };
+        let refused: std::collections::HashSet<&str> = config["refused"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        for id in srv["probes"].as_array().unwrap() {
+            let id = id.as_str().unwrap();
+            let (protocol, suite) = probes[id];
+            let real = refused.contains(id);
+            refusals += usize::from(real);
+            checked += 1;
+            let Some(r) = row(protocol, suite) else {
+                mismatches.push(format!("{name}: no whatif row for {protocol} {suite}"));
+                continue;
+            };
+            let predicted = r["decision"].as_str().unwrap().starts_with("refused");
+            if predicted != real {
+                mismatches.push(format!(
+                    "{name}: {protocol} {suite}: server {}, whatif {} ({})",
+                    if real { "refused" } else { "accepted" },
+                    r["decision"],
+                    r["why"]
+                ));
+            }
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {checked} handshakes predicted wrong:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+    // Not vacuous: many handshakes, refusals of every kind, servers that did not start.
+    assert!(checked > 2000, "{checked}");
+    assert!(
+        refusals > 500 && refusals < checked - 500,
+        "{refusals} of {checked}"
+    );
+    assert!(not_started >= 4, "{not_started}");
+}
+
+/// Directives are read at the server's security level: OpenSSL 3 refuses TLSv1 and
+/// TLSv1.1 from level 1 up (plain-RSA key exchange included), `--seclevel 0` or
+/// `@SECLEVEL=0` lets them through; `--explain` adds the expanded policy.
+#[test]
+fn security_level_decides_tls10_and_explain_shows_the_policy() {
+    let dir = util::tempdir();
+    let log = hand_log(dir.path());
+    let policy = "SSLProtocol all -SSLv3\nSSLCipherSuite HIGH:!aNULL:!MD5";
+    let decide = |extra: &[&str]| -> Value {
+        let o = util::tlsgap()
+            .args(["whatif", "--log-format", "combinedssl", "--format", "json"])
+            .args(["--policy", policy])
+            .args(extra)
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        json(&o)
+    };
+    let cipher = |v: &Value, p: &str, c: &str| -> Value {
+        v["ciphers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["protocol"] == p && r["cipher"] == c)
+            .unwrap_or_else(|| panic!("no row {p} {c}"))
+            .clone()
+    };
+    let v = decide(&["--seclevel", "2"]);
+    assert_eq!(v["policy"]["seclevel"], 2);
+    assert_eq!(v["policy"]["seclevel_origin"], "--seclevel 2");
+    let r = cipher(&v, "TLSv1", "ECDHE-RSA-AES128-SHA");
+    assert_eq!(r["decision"], "refused_protocol");
+    assert_eq!(r["reason"], "protocol_security_level");
+    assert_eq!(
+        v["policy"]["configured_protocols"],
+        serde_json::json!(["TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"])
+    );
+    let v = decide(&["--seclevel", "0"]);
+    assert_eq!(
+        cipher(&v, "TLSv1", "ECDHE-RSA-AES128-SHA")["decision"],
+        "allowed"
+    );
+    let o = util::tlsgap()
+        .args(["whatif", "--log-format", "combinedssl", "--explain"])
+        .args(["--policy", policy, "--seclevel", "2"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("\nthe policy, expanded\n"), "{out}");
+    assert!(
+        out.contains("  (mod_ssl appends :!aNULL:!eNULL:!EXP"),
+        "{out}"
+    );
+    assert!(
+        out.contains("security level 2: OpenSSL 3 refuses TLSv1 and TLSv1.1 from level 1 up"),
+        "{out}"
+    );
+    let o = util::tlsgap()
+        .args([
+            "whatif",
+            "--log-format",
+            "combinedssl",
+            "--explain",
+            "--format",
+            "csv",
+        ])
+        .args(["--policy", policy])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
 }
