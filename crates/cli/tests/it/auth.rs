@@ -811,3 +811,84 @@ fn logs_and_traces_in_each_others_place_are_read_as_what_they_are() {
         assert_eq!(users(&got), users(&want), "{args:?}");
     }
 }
+
+/// htpasswd as real Apache reads it (`scripts/real-htpasswd.py`): one user per scheme,
+/// made by `htpasswd`, `openssl passwd`, libxcrypt and by hand for the LDAP-style
+/// `{SSHA}`-family prefixes, each tried against a real Apache with the right password.
+/// tlsgap says a user can log in (a scheme Apache verifies) exactly when Apache let the
+/// right password in; `{SSHA}`, `{SMD5}`, `{MD5}`, `{CRYPT}`, a lower-case `{sha}` and
+/// plain text are refused by Apache on Linux and are `unsupported`/`plain` here; a
+/// `user:hash:comment` line works in both.
+#[test]
+fn htpasswd_schemes_as_real_apache_verifies_them() {
+    if !util::server_test_enabled(
+        "htpasswd_schemes_as_real_apache_verifies_them",
+        &["apache2", "htpasswd", "openssl", "python3"],
+        "apache2 apache2-utils openssl python3",
+    ) {
+        return;
+    }
+    let dir = util::tempdir();
+    let out = dir.path().join("rh");
+    util::run_script("real-htpasswd.py", &["--out".as_ref(), out.as_os_str()]);
+    let truth: Value =
+        serde_json::from_slice(&std::fs::read(out.join("truth.json")).unwrap()).unwrap();
+    let o = util::tlsgap()
+        .args([
+            "auth",
+            "--format",
+            "json",
+            "--bcrypt-speed",
+            "0.01",
+            "--htpasswd",
+        ])
+        .arg(out.join("htpasswd"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v = json(&o);
+    let scheme_of = |user: &str| -> String {
+        v["users"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["user"] == user)
+            .unwrap_or_else(|| panic!("{user} not in tlsgap's users"))["htpasswd"]["scheme"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let mut wrong = Vec::new();
+    let mut refused = 0;
+    for u in truth["users"].as_array().unwrap() {
+        let user = u["user"].as_str().unwrap();
+        if u["scheme_label"] == "sha-wrong-hash" {
+            continue; // the control: a valid {SHA} of another password
+        }
+        let apache = u["right_password_status"] == 200;
+        let scheme = scheme_of(user);
+        let ours = scheme != "unsupported" && scheme != "plain";
+        refused += usize::from(!apache);
+        if apache != ours {
+            wrong.push(format!(
+                "{user} ({}): Apache {}, tlsgap scheme {scheme}",
+                u["scheme_label"], u["right_password_status"]
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(refused >= 6, "{refused}: the LDAP prefixes were not tried");
+    // No hash reaches the output.
+    let text = util::stdout(&o);
+    for line in std::fs::read_to_string(out.join("htpasswd"))
+        .unwrap()
+        .lines()
+    {
+        if let Some((_, hash)) = line.split_once(':') {
+            let hash = hash.split(':').next().unwrap();
+            if hash.len() > 12 {
+                assert!(!text.contains(hash), "a hash leaked: {hash}");
+            }
+        }
+    }
+}
