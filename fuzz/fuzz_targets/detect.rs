@@ -1,8 +1,10 @@
-//! Format detection over the input split into lines.
+//! Format detection and, when no preset fits, format inference over the input split
+//! into lines.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tlsgap_parser::detect::detect;
+use tlsgap_parser::infer::infer;
 use tlsgap_parser::{LineParser, Record};
 
 fuzz_target!(|data: &[u8]| {
@@ -17,5 +19,11 @@ fuzz_target!(|data: &[u8]| {
             .filter(|l| parser.parse(l, &mut rec).is_ok())
             .count();
         assert_eq!(ok, d.parsed, "detection and a fresh parser disagree");
+    }
+    if let Some(i) = infer(&lines) {
+        assert!(i.fits <= i.sampled, "{i:?}");
+        // The line it prints compiles to the format it used.
+        let again = tlsgap_parser::Format::compile(&i.directive()).expect("inferred directive");
+        assert_eq!(again.fields.len(), i.format.fields.len());
     }
 });

@@ -288,15 +288,52 @@ fn auto_format(
                 let first = lines.first().copied().unwrap_or(b"");
                 let shown = tlsgap_parser::lossless_text(first);
                 bail!(
-                    "no preset log format fits {name}; its first line is:\n  {shown}\n\
-                     pass your server's format with --log-format, e.g.\n  \
-                     --log-format 'LogFormat \"%h %l %u %t \\\"%r\\\" %>s %b %{{SSL_PROTOCOL}}x %{{SSL_CIPHER}}x\" name'"
+                    "no preset log format fits {name}; its first line is:\n  {shown}\n{}",
+                    inferred_advice(&lines)
                 );
             }
         }
     }
     // Nothing to read at all: any format does.
     Format::compile("combinedssl").map_err(|e| err!("{e}"))
+}
+
+/// What to say when no preset fits: the format inferred from the first lines, ready to
+/// paste, or an example.
+fn inferred_advice(lines: &[&[u8]]) -> String {
+    match tlsgap_parser::infer::infer(lines) {
+        Some(i) if i.fits > 0 => {
+            let directive = i.directive();
+            let quoted = if directive.contains('\'') {
+                let escaped: String = directive
+                    .chars()
+                    .flat_map(|c| match c {
+                        '"' | '$' | '\\' | '`' => vec!['\\', c],
+                        c => vec![c],
+                    })
+                    .collect();
+                format!("\"{escaped}\"")
+            } else {
+                format!("'{directive}'")
+            };
+            let mut out = format!(
+                "a format inferred from the first {} lines fits {} of them; check it against \
+                 the server's configuration and pass it (or the real one):\n  --log-format {quoted}",
+                i.sampled, i.fits
+            );
+            if let Some((p, c)) = i.tls_fields {
+                out.push_str(&format!(
+                    "\nthe TLS protocol and cipher are fields {p} and {c} of every such line: \
+                     that pair is all `tls` counts, so its answer holds even where the other \
+                     fields are guessed wrong"
+                ));
+            }
+            out
+        }
+        _ => "pass your server's format with --log-format, e.g.\n  \
+              --log-format 'LogFormat \"%h %l %u %t \\\"%r\\\" %>s %b %{SSL_PROTOCOL}x %{SSL_CIPHER}x\" name'"
+            .to_string(),
+    }
 }
 
 /// Where `--strict` stopped: the first malformed line.

@@ -46,10 +46,47 @@ pub const VARIANTS: &[(&str, &str)] = &[
         r#"log_format ssl_timed '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher $request_time';"#,
     ),
     (
+        "nginx-ssl + $request_time $upstream_response_time",
+        r#"log_format ssl_upstream '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher $request_time $upstream_response_time';"#,
+    ),
+    (
+        "nginx-combined + $request_time $upstream_response_time",
+        r#"log_format upstream '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time $upstream_response_time';"#,
+    ),
+    (
         "nginx-combined + $request_time",
         r#"log_format timed '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time';"#,
     ),
 ];
+
+/// Whether a layout's TLS protocol field holds protocol names: at least half of the
+/// values it parsed are `TLSv1.x`, `SSLv2/3`, GnuTLS's `TLS1.x` or `-` (else a number or
+/// a word sits where the protocol would be, and another layout reads the lines better;
+/// a hostile line or two does not change the layout).
+fn tls_plausible(format: &Format, sample: &[&[u8]]) -> bool {
+    let Some(idx) = format.role(Role::TlsProtocol) else {
+        return true;
+    };
+    let mut parser = LineParser::new(format);
+    let mut rec = Record::new(format);
+    let (mut parsed, mut named) = (0usize, 0usize);
+    for line in sample {
+        if parser.parse(line, &mut rec).is_err() {
+            continue;
+        }
+        parsed += 1;
+        let v = rec.raw(idx).unwrap_or(b"");
+        if v.is_empty()
+            || v == b"-"
+            || v.starts_with(b"TLSv")
+            || v.starts_with(b"SSLv")
+            || v.starts_with(b"TLS1")
+        {
+            named += 1;
+        }
+    }
+    named * 2 >= parsed
+}
 
 /// Whether a variant's appended duration looks like what it claims: `%D`
 /// (microseconds) is never 0 and rarely under 50; `%T` (whole seconds) is mostly 0.
@@ -121,6 +158,9 @@ pub fn detect(lines: &[&[u8]]) -> Option<Detection> {
             continue;
         };
         if variant.is_some() && !plausible(name, &format, &sample) {
+            continue;
+        }
+        if !tls_plausible(&format, &sample) {
             continue;
         }
         let parsed = {
@@ -244,6 +284,18 @@ mod tests {
         assert_eq!(
             detect(&[&timed]).unwrap().preset,
             "nginx-ssl + $request_time"
+        );
+        // $upstream_response_time: one value, `-`, or a list over several upstreams.
+        let up = [SSL, b" 3.004 0.500, 2.501 : 0.001"].concat();
+        let up1 = [SSL, b" 0.004 -"].concat();
+        assert_eq!(
+            detect(&[&up, &up1]).unwrap().preset,
+            "nginx-ssl + $request_time $upstream_response_time"
+        );
+        let upc = [COMBINED, b" 0.015 0.012"].concat();
+        assert_eq!(
+            detect(&[&upc]).unwrap().preset,
+            "nginx-combined + $request_time $upstream_response_time"
         );
         // The presets themselves still win when they fit.
         assert_eq!(detect(&[SSL]).unwrap().variant, None);

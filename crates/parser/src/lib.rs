@@ -28,6 +28,7 @@
 pub mod access;
 pub mod detect;
 pub mod format;
+pub mod infer;
 pub mod strace;
 pub mod time;
 pub mod unescape;

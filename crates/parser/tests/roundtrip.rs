@@ -756,6 +756,15 @@ proptest! {
     /// `--log-format auto` on lines written by Apache with `combinedssl`.
     #[test]
     fn detect_finds_combinedssl(rs in prop::collection::vec(req(false), 1..20)) {
+        // Detection reads a TLS protocol column as one only when it holds protocol
+        // names (a number there is another layout), so give the lines real ones.
+        let names = ["TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", "SSLv3", "-"];
+        let mut rs = rs;
+        for (i, r) in rs.iter_mut().enumerate() {
+            if r.tls_protocol.is_some() {
+                r.tls_protocol = Some(names[i % names.len()].to_string());
+            }
+        }
         let lines: Vec<Vec<u8>> = rs.iter().map(|r| render_combinedssl(r, false)).collect();
         let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
         let d = tlsgap_parser::detect::detect(&refs);

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{self, path_str};
+use crate::util::{self, assert_code, json, path_str};
 
 const FMT: &str = "%h %l %u %t \"%r\" %>s %b \"%{Referer}i\" \"%{User-Agent}i\" \
                    %{SSL_PROTOCOL}x %{SSL_CIPHER}x";
@@ -138,4 +138,53 @@ fn gaps_on_a_file_without_strace_lines_says_so_and_exits_2() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", util::stderr(&o));
+}
+
+/// A layout no preset fits (time first, the TLS pair in the middle, a duration at the
+/// end, an IPv6 client): `tls` stops with exit 2 and prints a format inferred from the
+/// first lines, ready to paste, with how many of them it fits and where the TLS pair
+/// is; passed back with `--log-format`, it gives the right counts.
+#[test]
+fn unknown_layout_gets_an_inferred_format_to_paste() {
+    let dir = util::tempdir();
+    let lines = [
+        r#"[23/Oct/2025:11:08:24 +0300] 2001:db8::7 TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 "GET /a HTTP/1.1" 200 5120 "-" "Mozilla/5.0 (X11)" 2585"#,
+        r#"[23/Oct/2025:11:08:25 +0300] 192.0.2.8 TLSv1.3 TLS_AES_256_GCM_SHA384 "POST /login HTTP/1.1" 302 - "https://example.org/" "curl/8.5.0" 912"#,
+        r#"[23/Oct/2025:11:08:26 +0300] 192.0.2.9 - - "GET / HTTP/1.1" 404 17 "-" "Go-http-client/1.1" 77"#,
+        r#"[23/Oct/2025:11:08:27 +0300] 192.0.2.9 TLSv1 AES128-SHA "GET / HTTP/1.1" 200 17 "-" "Wget/1.21" 1204"#,
+    ];
+    let log = util::write(dir.path(), "odd.log", (lines.join("\n") + "\n").as_bytes());
+    let o = util::tlsgap()
+        .args(["tls", "--format", "json"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let err = util::stderr(&o);
+    assert!(err.contains("no preset log format fits"), "{err}");
+    assert!(err.contains("fits 4 of them"), "{err}");
+    assert!(
+        err.contains("TLS protocol and cipher are fields 3 and 4"),
+        "{err}"
+    );
+    let suggested = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("--log-format '"))
+        .and_then(|l| l.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("no --log-format to paste in: {err}"))
+        .to_string();
+    assert!(
+        suggested.starts_with("LogFormat \"%t %h %{SSL_PROTOCOL}x"),
+        "{suggested}"
+    );
+    let o = util::tlsgap()
+        .args(["tls", "--format", "json", "--log-format", &suggested])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v = json(&o);
+    assert_eq!(v["lines"]["parsed"], 4, "{v}");
+    assert_eq!(v["total"], 3, "{v}");
+    assert_eq!(v["plain"], 1, "{v}");
 }
