@@ -44,7 +44,7 @@ pub use gaps::{
 pub use lines::{LineStats, LinesReport};
 pub use rows::{Cell, CellType, Rows};
 pub use tls::{
-    tls_rows, Cap, CipherRow, CountMode, InputReport, ProtocolRow, Tally, TlsAgg, TlsReport,
-    TlsRow, TlsSummary, TLS_ROW_COLUMNS,
+    tls_rows, Cap, CipherRow, ClientKey, CountMode, InputReport, ProtocolRow, Tally, TlsAgg,
+    TlsReport, TlsRow, TlsSummary, TLS_ROW_COLUMNS,
 };
 pub use verdict::Verdict;

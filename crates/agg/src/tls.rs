@@ -18,6 +18,48 @@ pub enum CountMode {
     Clients,
 }
 
+/// What one client is when clients are counted: the address, or the address and the
+/// User-Agent together (the default of every command: behind a proxy or NAT one address
+/// is many clients, and counting addresses hides the legacy ones among them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ClientKey {
+    /// The client address.
+    Addr,
+    /// The client address and the User-Agent.
+    #[default]
+    AddrUa,
+}
+
+impl ClientKey {
+    /// `addr` or `addr+ua`, as `--client-key` and the JSON write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientKey::Addr => "addr",
+            ClientKey::AddrUa => "addr+ua",
+        }
+    }
+
+    /// `address` or `address + User-Agent`, as tables say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ClientKey::Addr => "address",
+            ClientKey::AddrUa => "address + User-Agent",
+        }
+    }
+
+    /// The key of one request in `scratch`: the address, or the address, a NUL and the
+    /// User-Agent (`-` when there is none).
+    pub fn key<'a>(self, scratch: &'a mut Vec<u8>, addr: &[u8], ua: Option<&[u8]>) -> &'a [u8] {
+        scratch.clear();
+        scratch.extend_from_slice(addr);
+        if self == ClientKey::AddrUa {
+            scratch.push(0);
+            scratch.extend_from_slice(ua.unwrap_or(b"-"));
+        }
+        scratch
+    }
+}
+
 /// A mergeable protocol/cipher distribution.
 ///
 /// Merging is ordered: `a.merge(b)` treats `b` as what came after `a`, which is what
@@ -203,6 +245,7 @@ impl TlsAgg {
         let summary = TlsSummary::of(&protocols, total);
         TlsReport {
             count: self.mode,
+            client_key: None,
             lines: lines.report(),
             plain,
             total,
@@ -229,6 +272,9 @@ pub struct InputReport {
 pub struct TlsReport {
     /// `requests` or `clients`.
     pub count: CountMode,
+    /// With `clients`: what one client is (`addr`, `addr+ua`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<&'static str>,
     /// Line counts.
     pub lines: LinesReport,
     /// Requests (or clients) without TLS.

@@ -16,7 +16,7 @@ use tlsgap_parser::lossless_text;
 use crate::lines::{LineStats, LinesReport};
 use crate::pairs::{joined, PairIndex};
 use crate::rows::{Cell, CellType, Rows};
-use crate::tls::InputReport;
+use crate::tls::{ClientKey, InputReport};
 use crate::verdict::cipher_facts;
 use crate::Verdict;
 
@@ -119,10 +119,14 @@ impl WhatifAgg {
     }
 
     /// Judge everything against `policy`; `kind_of` classifies a User-Agent (called
-    /// once per distinct User-Agent); `top` bounds the User-Agent and address lists.
+    /// once per distinct User-Agent); `top` bounds the User-Agent and address lists;
+    /// `client_key` says what one client is (with `addr`, a client's kind is that of
+    /// its User-Agent with the most requests).
+    #[allow(clippy::too_many_arguments)]
     pub fn report(
         &self,
         policy: &Policy,
+        client_key: ClientKey,
         kind_of: &mut dyn FnMut(&str) -> ClientKind,
         top: usize,
         lines: &LineStats,
@@ -146,9 +150,19 @@ impl WhatifAgg {
         let mut by_kind: FxHashMap<ClientKind, KindRow> = FxHashMap::default();
         let mut uas: FxHashMap<&[u8], UaRow> = FxHashMap::default();
         let mut addrs: FxHashMap<&[u8], AddressRow> = FxHashMap::default();
+        // A client is one (address, User-Agent) entry, or with `--client-key addr` all
+        // the entries of one address.
+        let mut groups: FxHashMap<&[u8], Vec<Member<'_>>> = FxHashMap::default();
         for (key, tallies) in &self.clients {
             let (client, ua) = split_key(key);
-            let kind = match kinds.get(ua) {
+            let group = match client_key {
+                ClientKey::AddrUa => &key[..],
+                ClientKey::Addr => client,
+            };
+            groups.entry(group).or_default().push((ua, tallies));
+        }
+        let mut kind_of_ua = |ua: &[u8]| -> ClientKind {
+            match kinds.get(ua) {
                 Some(k) => *k,
                 None => {
                     let k = if ua == b"-" || ua.is_empty() {
@@ -159,45 +173,73 @@ impl WhatifAgg {
                     kinds.insert(ua.into(), k);
                     k
                 }
+            }
+        };
+        let mut seen_pairs: Vec<u32> = Vec::new();
+        for (group, members) in &groups {
+            let client = split_key(group).0;
+            let sum = |refused_only: bool| -> u64 {
+                members
+                    .iter()
+                    .flat_map(|(_, t)| t.iter())
+                    .filter(|(p, _)| !refused_only || refused(*p))
+                    .map(|(_, n)| n)
+                    .sum()
             };
-            let requests: u64 = tallies.iter().map(|(_, n)| n).sum();
-            let refused_requests: u64 = tallies
-                .iter()
-                .filter(|(p, _)| refused(*p))
-                .map(|(_, n)| n)
-                .sum();
+            let (requests, refused_requests) = (sum(false), sum(true));
             let all = refused_requests == requests;
             let some = refused_requests > 0;
-            for (p, n) in tallies {
-                if let Some(slot) = pair_requests.get_mut(*p as usize) {
-                    *slot += n;
+            totals.add(requests, refused_requests, all, some && !all);
+            // The client's kind: that of its User-Agent with the most requests.
+            let mut best: Option<(u64, ClientKind)> = None;
+            seen_pairs.clear();
+            for (ua, tallies) in members {
+                let kind = kind_of_ua(ua);
+                let member_requests: u64 = tallies.iter().map(|(_, n)| n).sum();
+                let member_refused: u64 = tallies
+                    .iter()
+                    .filter(|(p, _)| refused(*p))
+                    .map(|(_, n)| n)
+                    .sum();
+                if best.is_none_or(|(n, _)| member_requests > n) {
+                    best = Some((member_requests, kind));
                 }
-                if let Some(slot) = pair_clients.get_mut(*p as usize) {
-                    *slot += 1;
+                for (p, n) in tallies.iter() {
+                    if let Some(slot) = pair_requests.get_mut(*p as usize) {
+                        *slot += n;
+                    }
+                    if !seen_pairs.contains(p) {
+                        seen_pairs.push(*p);
+                        if let Some(slot) = pair_clients.get_mut(*p as usize) {
+                            *slot += 1;
+                        }
+                    }
+                }
+                let k = by_kind.entry(kind).or_insert_with(|| KindRow::new(kind));
+                k.requests += member_requests;
+                k.refused_requests += member_refused;
+                if member_refused > 0 {
+                    let u = uas.entry(ua).or_insert_with(|| UaRow {
+                        user_agent: lossless_text(ua).into_owned(),
+                        kind,
+                        refused_requests: 0,
+                        refused_clients: 0,
+                    });
+                    u.refused_requests += member_refused;
+                    u.refused_clients += u64::from(all);
+                    let a = addrs.entry(client).or_insert_with(|| AddressRow {
+                        client: lossless_text(client).into_owned(),
+                        refused_requests: 0,
+                        user_agents: 0,
+                    });
+                    a.refused_requests += member_refused;
+                    a.user_agents += 1;
                 }
             }
-            totals.add(requests, refused_requests, all, some && !all);
-            let k = by_kind.entry(kind).or_insert_with(|| KindRow::new(kind));
-            k.requests += requests;
-            k.refused_requests += refused_requests;
-            k.clients += 1;
-            k.refused_clients += u64::from(all);
-            if some {
-                let u = uas.entry(ua).or_insert_with(|| UaRow {
-                    user_agent: lossless_text(ua).into_owned(),
-                    kind,
-                    refused_requests: 0,
-                    refused_clients: 0,
-                });
-                u.refused_requests += refused_requests;
-                u.refused_clients += u64::from(all);
-                let a = addrs.entry(client).or_insert_with(|| AddressRow {
-                    client: lossless_text(client).into_owned(),
-                    refused_requests: 0,
-                    user_agents: 0,
-                });
-                a.refused_requests += refused_requests;
-                a.user_agents += 1;
+            if let Some((_, kind)) = best {
+                let k = by_kind.entry(kind).or_insert_with(|| KindRow::new(kind));
+                k.clients += 1;
+                k.refused_clients += u64::from(all);
             }
         }
         let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
@@ -289,6 +331,7 @@ impl WhatifAgg {
         WhatifReport {
             policy: PolicyView::of(policy),
             caveat: CAVEAT,
+            client_key: client_key.as_str(),
             lines: lines.report(),
             plain: self.plain,
             requests: Share {
@@ -312,6 +355,9 @@ impl WhatifAgg {
         }
     }
 }
+
+/// One (User-Agent, tallies) entry of a client.
+type Member<'a> = (&'a [u8], &'a [(u32, u64)]);
 
 fn split_key(key: &[u8]) -> (&[u8], &[u8]) {
     match key.iter().position(|&b| b == 0) {
@@ -575,6 +621,8 @@ pub struct WhatifReport {
     pub policy: PolicyView,
     /// Why the figures are an upper bound.
     pub caveat: &'static str,
+    /// What one client is: `addr+ua` (the default) or `addr`.
+    pub client_key: &'static str,
     /// Line counts.
     pub lines: LinesReport,
     /// Plain-HTTP requests (not affected by a TLS policy).

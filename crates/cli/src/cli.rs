@@ -161,10 +161,13 @@ pub struct TlsArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
     pub format: TlsFormat,
 
-    /// Count every request, or every distinct client address once (its first TLS
-    /// request decides its protocol and cipher).
+    /// Count every request, or every distinct client once (its first TLS request
+    /// decides its protocol and cipher; see --client-key).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = CountArg::Requests)]
     pub count: CountArg,
+
+    #[command(flatten)]
+    pub client_key: ClientKeyArgs,
 
     /// Also the requests per protocol per day or hour (local in --tz), for trend
     /// charts: a section under the table, `periods` in JSON; CSV and Parquet then hold
@@ -217,6 +220,9 @@ pub struct WhatifArgs {
 
     #[command(flatten)]
     pub system: SystemTlsArgs,
+
+    #[command(flatten)]
+    pub client_key: ClientKeyArgs,
 
     /// Also list every suite of the policy, in the server's order, with why each is in
     /// or out (table and json).
@@ -322,6 +328,36 @@ pub struct AuthArgs {
     /// --since/--until/--tz on the access logs.
     #[command(flatten)]
     pub window: WindowArgs,
+}
+
+/// What one client is, wherever clients are counted (`tls`/`merge --count clients`,
+/// `whatif`, `report`).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ClientKeyArgs {
+    /// What one client is: `addr+ua` (the address and the User-Agent; the default of
+    /// every command, so that many clients behind one proxy or NAT address are told
+    /// apart) or `addr` (the address alone). Logs without a User-Agent count addresses.
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = ClientKeyArg::AddrUa)]
+    pub client_key: ClientKeyArg,
+}
+
+/// `--client-key`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClientKeyArg {
+    /// The client address.
+    Addr,
+    /// The client address and the User-Agent.
+    #[value(name = "addr+ua")]
+    AddrUa,
+}
+
+impl From<ClientKeyArgs> for tlsgap_agg::ClientKey {
+    fn from(a: ClientKeyArgs) -> Self {
+        match a.client_key {
+            ClientKeyArg::Addr => tlsgap_agg::ClientKey::Addr,
+            ClientKeyArg::AddrUa => tlsgap_agg::ClientKey::AddrUa,
+        }
+    }
 }
 
 /// The server's OpenSSL defaults, for directives without `@SECLEVEL=N`.
@@ -451,6 +487,9 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
+    #[command(flatten)]
+    pub client_key: ClientKeyArgs,
+
     /// Write the HTML page to FILE (atomically).
     ///
     /// One self-contained file: inline CSS and SVG charts, no scripts, no fonts or
@@ -559,10 +598,13 @@ pub struct MergeArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
     pub format: TlsFormat,
 
-    /// Count every request, or every distinct client address once (its earliest TLS
-    /// request decides its protocol and cipher).
+    /// Count every request, or every distinct client once (its earliest TLS request
+    /// decides its protocol and cipher; see --client-key).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = CountArg::Requests)]
     pub count: CountArg,
+
+    #[command(flatten)]
+    pub client_key: ClientKeyArgs,
 
     /// Only `date=YYYY-MM-DD` partitions on or after this day (files outside such
     /// directories, and rows without a time, are then left out).

@@ -21,6 +21,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
     let opts = MergeOptions {
         paths: args.paths.clone(),
         count: mode,
+        client_key: args.client_key.into(),
         since_date: args.since_date.clone(),
         until_date: args.until_date.clone(),
     };

@@ -50,6 +50,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         htpasswd,
         traces,
         by,
+        client_key,
     } = args;
     // `-o -` counts as asking for the text (on stdout).
     let want_text = text || input.output.is_some() || html.is_none();
@@ -72,6 +73,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let opts = ReportOptions {
         by,
         zone: zone.clone(),
+        client_key: client_key.into(),
         auth,
     };
     let outcome = report::run(&log.opts, &opts)?;

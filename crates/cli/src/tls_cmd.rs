@@ -25,6 +25,7 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
     };
     let opts = TlsOptions {
         count: args.count.into(),
+        client_key: args.client_key.into(),
         by,
     };
     let TlsOutcome {

@@ -30,6 +30,7 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
     let opts = WhatifOptions {
         policy,
         top: args.top,
+        client_key: args.client_key.into(),
     };
     let WhatifOutcome { report, run } = whatif::run(&log.opts, &opts)?;
     if run.strict_hit.is_some() {

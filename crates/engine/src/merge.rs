@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::{DataFrame, ParallelStrategy, ParquetReader, SerReader};
 use rustc_hash::FxHashMap;
-use tlsgap_agg::{CountMode, InputReport, LineStats, TlsAgg, TlsReport};
+use tlsgap_agg::{ClientKey, CountMode, InputReport, LineStats, TlsAgg, TlsReport};
 
 use crate::{bail, Context, Notes, Result};
 
@@ -36,6 +36,9 @@ pub struct MergeOptions {
     pub paths: Vec<String>,
     /// Requests, or distinct clients (earliest TLS request by `time` decides).
     pub count: CountMode,
+    /// What one client is, with `clients` (`addr+ua` reads the `user_agent` column; a
+    /// file without it counts addresses, with a note).
+    pub client_key: ClientKey,
     /// Only `date=YYYY-MM-DD` partitions on or after this day (`YYYY-MM-DD`).
     pub since_date: Option<String>,
     /// Only `date=YYYY-MM-DD` partitions on or before this day.
@@ -219,7 +222,15 @@ enum Counter {
 }
 
 /// Count the rows of one file; returns the rows read.
-fn read_file(path: &Path, counter: &mut Counter, row_seq: &mut u64) -> Result<u64> {
+/// Whether a file's clients were keyed by address alone though `addr+ua` was asked.
+type ByAddressOnly = bool;
+
+fn read_file(
+    path: &Path,
+    counter: &mut Counter,
+    row_seq: &mut u64,
+    client_key: ClientKey,
+) -> Result<(u64, ByAddressOnly)> {
     let mut file = File::open(path).context("cannot open")?;
     let mut reader = ParquetReader::new(&mut file);
     let schema = reader.schema().context("not a Parquet file")?;
@@ -240,6 +251,11 @@ fn read_file(path: &Path, counter: &mut Counter, row_seq: &mut u64) -> Result<u6
     if clients && has("time") {
         columns.push("time".into());
     }
+    let with_ua = clients && client_key == ClientKey::AddrUa && has("user_agent");
+    if with_ua {
+        columns.push("user_agent".into());
+    }
+    let by_address_only = clients && client_key == ClientKey::AddrUa && !with_ua;
     // Slices of whole row groups: the reader decodes only the groups a slice touches.
     let mut slices: Vec<(usize, usize)> = Vec::new();
     let mut start = 0usize;
@@ -265,7 +281,7 @@ fn read_file(path: &Path, counter: &mut Counter, row_seq: &mut u64) -> Result<u6
         let df = reader.finish()?;
         rows += count_frame(&df, counter, row_seq)?;
     }
-    Ok(rows)
+    Ok((rows, by_address_only))
 }
 
 fn count_frame(df: &DataFrame, counter: &mut Counter, row_seq: &mut u64) -> Result<u64> {
@@ -312,13 +328,27 @@ fn count_frame(df: &DataFrame, counter: &mut Counter, row_seq: &mut u64) -> Resu
                 Err(_) => None,
             };
             let mut t = time.map(|t| t.iter());
+            let mut ua = text("user_agent")?.map(|c| c.iter());
+            let mut key = String::new();
             for i in 0..height {
                 let tv = t
                     .as_mut()
                     .and_then(|it| it.next().flatten())
                     .unwrap_or(i64::MAX);
                 let (cv, pv, xv) = next();
-                first.add(cv.unwrap_or("-"), (tv, *row_seq + i as u64), pv, xv);
+                let client = cv.unwrap_or("-");
+                let client = match ua.as_mut() {
+                    // The same key `tls --client-key addr+ua` builds from a log line.
+                    Some(it) => {
+                        key.clear();
+                        key.push_str(client);
+                        key.push('\0');
+                        key.push_str(it.next().flatten().unwrap_or("-"));
+                        key.as_str()
+                    }
+                    None => client,
+                };
+                first.add(client, (tv, *row_seq + i as u64), pv, xv);
             }
         }
     }
@@ -351,8 +381,14 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
     let mut stats = LineStats::default();
     for f in &files {
         let name = f.to_string_lossy().into_owned();
-        match read_file(f, &mut counter, &mut row_seq) {
-            Ok(rows) => {
+        match read_file(f, &mut counter, &mut row_seq, opts.client_key) {
+            Ok((rows, by_address_only)) => {
+                if by_address_only {
+                    notes.warn(format!(
+                        "{name}: no user_agent column: its clients are counted by address \
+                         (--client-key addr)"
+                    ));
+                }
                 stats.total += rows;
                 stats.parsed += rows;
                 inputs.push(InputReport {
@@ -388,7 +424,10 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
         d.len()
     };
     let failed = inputs.iter().filter(|i| i.error.is_some()).count();
-    let report = agg.report(&stats, inputs);
+    let mut report = agg.report(&stats, inputs);
+    if mode == CountMode::Clients {
+        report.client_key = Some(opts.client_key.as_str());
+    }
     Ok(MergeOutcome {
         report,
         files: files.len(),

@@ -32,6 +32,8 @@ pub struct ReportOptions {
     pub by: Period,
     /// Zone of the periods.
     pub zone: Zone,
+    /// What one client is, in the what-if sections.
+    pub client_key: tlsgap_agg::ClientKey,
     /// With an htpasswd file or traces: the auth section (the access-log evidence is
     /// this report's own pass over the logs).
     pub auth: Option<AuthOptions>,
@@ -192,6 +194,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
                 let policy = Policy::mozilla(name).map_err(|e| err!("{name}: {e}"))?;
                 Ok(whatif_agg.report(
                     &policy,
+                    opts.client_key,
                     &mut |ua| classifier.kind(ua),
                     TOP_USER_AGENTS,
                     &summary.stats,

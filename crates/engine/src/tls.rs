@@ -1,6 +1,6 @@
 //! The protocol and cipher distribution (`tlsgap tls`, and the figures `check` judges).
 
-use tlsgap_agg::{Cell, CellType, CountMode, Rows, TlsAgg, TlsReport};
+use tlsgap_agg::{Cell, CellType, ClientKey, CountMode, Rows, TlsAgg, TlsReport};
 use tlsgap_parser::Role;
 
 use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
@@ -14,6 +14,8 @@ use tlsgap_agg::trend::Trend;
 pub struct TlsOptions {
     /// Requests, or distinct clients (first TLS request decides).
     pub count: CountMode,
+    /// What one client is, with `clients`.
+    pub client_key: ClientKey,
     /// Also the requests per protocol per period, local in the zone.
     pub by: Option<(Period, Zone)>,
 }
@@ -22,6 +24,7 @@ impl Default for TlsOptions {
     fn default() -> TlsOptions {
         TlsOptions {
             count: CountMode::Requests,
+            client_key: ClientKey::default(),
             by: None,
         }
     }
@@ -43,7 +46,9 @@ pub struct TlsOutcome {
 struct TlsJob<'f> {
     lines: LineLoop<'f>,
     mode: CountMode,
+    client_key: ClientKey,
     client: Option<usize>,
+    user_agent: Option<usize>,
     protocol: Option<usize>,
     cipher: Option<usize>,
     by: Option<&'f (Period, Zone)>,
@@ -65,13 +70,19 @@ impl Job for TlsJob<'_> {
         let mut agg = TlsAgg::new(self.mode);
         let mut newest_us: Option<i64> = None;
         let mut periods = Trend::default();
+        let mut scratch = Vec::new();
         let lines = self.lines.parse_block(block, |_, rec| {
             let protocol = self.protocol.and_then(|i| rec.raw(i));
-            agg.add(
-                self.client.and_then(|i| rec.raw(i)),
-                protocol,
-                self.cipher.and_then(|i| rec.raw(i)),
-            );
+            let client = self.client.and_then(|i| rec.raw(i));
+            let client = match (self.mode, client) {
+                (CountMode::Clients, Some(addr)) => Some(self.client_key.key(
+                    &mut scratch,
+                    addr,
+                    self.user_agent.and_then(|i| rec.raw(i)),
+                ) as &[u8]),
+                _ => client,
+            };
+            agg.add(client, protocol, self.cipher.and_then(|i| rec.raw(i)));
             let Some(t) = rec.time() else { return };
             let us = t.unix_micros();
             newest_us = Some(newest_us.map_or(us, |n| n.max(us)));
@@ -89,6 +100,26 @@ impl Job for TlsJob<'_> {
             periods,
         }
     }
+}
+
+/// The client key a run can use: `addr+ua` needs a User-Agent field; without one it is
+/// `addr`, with a note.
+pub(crate) fn effective_client_key(
+    wanted: ClientKey,
+    format: &tlsgap_parser::Format,
+    count: CountMode,
+    run: &RunOptions,
+) -> ClientKey {
+    if wanted == ClientKey::AddrUa && !format.has(Role::UserAgent) {
+        if count == CountMode::Clients {
+            run.notes.info(
+                "the log format has no User-Agent: clients are counted by address alone                  (--client-key addr)"
+                    .to_string(),
+            );
+        }
+        return ClientKey::Addr;
+    }
+    wanted
 }
 
 /// The error for a format without TLS fields.
@@ -110,10 +141,13 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
     }
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
+    let client_key = effective_client_key(opts.client_key, &format, opts.count, run);
     let job = TlsJob {
         lines: LineLoop::new(&format, window.as_ref(), &bad),
         mode: opts.count,
+        client_key,
         client: format.role(Role::Client),
+        user_agent: format.role(Role::UserAgent),
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
         by: opts.by.as_ref(),
@@ -127,7 +161,10 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
         periods.merge(p.periods);
         Ok(())
     })?;
-    let report = total.report(&summary.stats, summary.inputs.clone());
+    let mut report = total.report(&summary.stats, summary.inputs.clone());
+    if opts.count == CountMode::Clients {
+        report.client_key = Some(client_key.as_str());
+    }
     let periods = opts
         .by
         .as_ref()

@@ -16,6 +16,8 @@ pub struct WhatifOptions {
     pub policy: Policy,
     /// How many refused User-Agents and addresses to list.
     pub top: usize,
+    /// What one client is.
+    pub client_key: tlsgap_agg::ClientKey,
 }
 
 /// What the run found.
@@ -191,6 +193,12 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
     };
+    let client_key = crate::tls::effective_client_key(
+        opts.client_key,
+        &format,
+        tlsgap_agg::CountMode::Clients,
+        run,
+    );
     let mut total = WhatifAgg::new();
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         total.merge(p.agg);
@@ -198,6 +206,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
     })?;
     let report = total.report(
         &opts.policy,
+        client_key,
         &mut |ua| classifier.kind(ua),
         opts.top,
         &summary.stats,

@@ -152,6 +152,17 @@ impl Table {
             "plain HTTP (no TLS)",
             thousands(r.plain)
         )?;
+        if let Some(key) = r.client_key {
+            let what = if key == "addr" {
+                "address"
+            } else {
+                "address + User-Agent"
+            };
+            writeln!(
+                &mut out,
+                "\n(a client is one {what}, counted by its first TLS request)"
+            )?;
+        }
         let sm = &r.summary;
         writeln!(
             &mut out,

@@ -63,9 +63,14 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
         percent(r.requests.share)
     ));
     out.push_str(&format!(
-        "would refuse {} of {} clients (address + User-Agent) ({}); {} more partly\n",
+        "would refuse {} of {} clients ({}) ({}); {} more partly\n",
         thousands(r.clients.refused),
         thousands(r.clients.total),
+        if r.client_key == "addr" {
+            "address"
+        } else {
+            "address + User-Agent"
+        },
         percent(r.clients.share),
         thousands(r.clients.partly)
     ));

@@ -529,3 +529,59 @@ fn merge_reports_a_file_without_tls_columns_and_goes_on() {
         .unwrap();
     assert_code(&o, 2);
 }
+
+/// One meaning of "client" everywhere: with each `--client-key`, `tls --count clients`,
+/// `whatif` and `merge --count clients` over the exported dataset count the same
+/// clients; the default is `addr+ua` on all three and says so; `addr` counts fewer
+/// (several User-Agents behind one address).
+#[test]
+fn client_key_means_the_same_on_every_command() {
+    let dir = util::tempdir();
+    let sample = util::repo_root().join("testdata/sample/combinedssl.log.gz");
+    let ds = dir.path().join("ds");
+    let o = export(&ds, "web1", &sample);
+    assert_code(&o, 0);
+    let mut totals = Vec::new();
+    for key in [None, Some("addr+ua"), Some("addr")] {
+        let extra: Vec<&str> = key.map(|k| vec!["--client-key", k]).unwrap_or_default();
+        let o = tlsgap()
+            .args(["tls", "-q", "--format", "json", "--count", "clients"])
+            .args(&extra)
+            .arg(&sample)
+            .output()
+            .unwrap();
+        let tls = json(&o);
+        let o = tlsgap()
+            .args([
+                "whatif",
+                "-q",
+                "--format",
+                "json",
+                "--policy",
+                "mozilla-intermediate",
+            ])
+            .args(&extra)
+            .arg(&sample)
+            .output()
+            .unwrap();
+        let whatif = json(&o);
+        let o = tlsgap()
+            .args(["merge", "--format", "json", "--count", "clients"])
+            .args(&extra)
+            .arg(&ds)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let merge = json(&o);
+        let want = key.unwrap_or("addr+ua");
+        assert_eq!(tls["client_key"], want);
+        assert_eq!(whatif["client_key"], want);
+        assert_eq!(merge["client_key"], want);
+        assert_eq!(tls["total"], whatif["clients"]["total"], "{key:?}");
+        assert_eq!(tls["total"], merge["total"], "{key:?}");
+        assert_eq!(tls["plain"], merge["plain"], "{key:?}");
+        totals.push(tls["total"].as_u64().unwrap());
+    }
+    assert_eq!(totals[0], totals[1]);
+    assert!(totals[2] < totals[1], "{totals:?}");
+}

@@ -81,7 +81,11 @@ fn whatif_in_process_equals_the_binary() {
     let policy = whatif::load_policy("mozilla-intermediate", &Default::default()).unwrap();
     let got = whatif::run(
         &run_options(&[&log]),
-        &whatif::WhatifOptions { policy, top: 10 },
+        &whatif::WhatifOptions {
+            policy,
+            top: 10,
+            client_key: Default::default(),
+        },
     )
     .unwrap();
     let want = binary_json(
@@ -244,6 +248,7 @@ fn report_and_check_call_the_same_analyses() {
         &report::ReportOptions {
             by: Period::Day,
             zone: tlsgap_engine::window::resolve_tz(Some("UTC")).unwrap(),
+            client_key: Default::default(),
             auth: None,
         },
     )
@@ -254,7 +259,15 @@ fn report_and_check_call_the_same_analyses() {
     );
     assert_eq!(to_value(&rep.tls), tls_json);
     let policy = whatif::load_policy("mozilla-intermediate", &Default::default()).unwrap();
-    let wi = whatif::run(&run, &whatif::WhatifOptions { policy, top: 10 }).unwrap();
+    let wi = whatif::run(
+        &run,
+        &whatif::WhatifOptions {
+            policy,
+            top: 10,
+            client_key: Default::default(),
+        },
+    )
+    .unwrap();
     assert!(
         rep.whatifs
             .iter()
@@ -319,6 +332,7 @@ fn export_and_merge_in_process_equal_the_binary() {
         &merge::MergeOptions {
             paths: vec![ds.to_string_lossy().into_owned()],
             count: CountMode::Requests,
+            client_key: Default::default(),
             since_date: None,
             until_date: None,
         },

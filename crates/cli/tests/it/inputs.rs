@@ -330,7 +330,7 @@ fn jobs_do_not_change_results_on_a_multi_block_input() {
     for j in ["1", "2", "4"] {
         let (req, o) = tls_json(&["-j", j, big]);
         assert_code(&o, 0);
-        let (cli, o) = tls_json(&["-j", j, "--count", "clients", big]);
+        let (cli, o) = tls_json(&["-j", j, "--count", "clients", "--client-key", "addr", big]);
         assert_code(&o, 0);
         match &first {
             None => {
