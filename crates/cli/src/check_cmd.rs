@@ -103,6 +103,9 @@ fn evaluate(args: CheckArgs) -> CheckResult {
             crit: args.auth_crit,
         },
         htpasswd: args.htpasswd,
+        stale_after: args
+            .stale_after
+            .map(|age| (age, chrono::Utc::now().timestamp_micros())),
     };
     let logs = if logs_given {
         match LogRun::new(args.input) {

@@ -291,7 +291,7 @@ pub struct AuthArgs {
 
     /// strace's zone for -t/-tt traces: an IANA zone (Europe/Berlin, follows
     /// daylight-saving time) or an offset (+02:00, -0500, UTC); default: the log's offset.
-    #[arg(long, value_name = "ZONE")]
+    #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub trace_tz: Option<String>,
 
     /// Flag users whose verification takes longer than this many seconds per request.
@@ -568,6 +568,12 @@ pub struct CheckArgs {
     /// CRITICAL when a user's verification takes longer than this (seconds).
     #[arg(long, value_name = "SECONDS", default_value_t = 0.25, value_parser = seconds)]
     pub auth_crit: f64,
+
+    /// WARNING when the newest line is older than AGE (`30m`, `2h`, `1d`), and when no
+    /// line falls inside --since/--until (without this flag an empty window is UNKNOWN);
+    /// adds `newest_line_age_seconds` to the perfdata.
+    #[arg(long, value_name = "AGE", value_parser = stale_age)]
+    pub stale_after: Option<i64>,
 }
 
 fn share(s: &str) -> Result<f64, String> {
@@ -576,6 +582,10 @@ fn share(s: &str) -> Result<f64, String> {
         Ok(_) => Err("a share is between 0 and 1 (0.05 is 5%)".into()),
         Err(e) => Err(e.to_string()),
     }
+}
+
+fn stale_age(s: &str) -> Result<i64, String> {
+    tlsgap_engine::window::parse_age(s).map_err(|e| e.to_string())
 }
 
 fn seconds(s: &str) -> Result<f64, String> {
@@ -686,11 +696,13 @@ pub struct WindowArgs {
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub until: Option<String>,
 
-    /// Time zone for dates, local times, today/yesterday and --by periods.
+    /// Time zone for dates, local times and today/yesterday (and --by periods where
+    /// the command has --by).
     ///
-    /// An IANA name (Europe/Sofia, America/New_York), UTC, or local (the default: $TZ,
-    /// else /etc/localtime, else UTC).
-    #[arg(long, value_name = "ZONE")]
+    /// An IANA name (Europe/Sofia, America/New_York), UTC, a whole-hour offset
+    /// (+02:00), or local (the default: $TZ, else /etc/localtime, else UTC). Checked on
+    /// every command, window or not.
+    #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub tz: Option<String>,
 }
 

@@ -80,6 +80,10 @@ pub struct LogRun {
 /// Resolve `--since/--until/--tz` (as of now); say the window unless quiet.
 pub fn window(w: &WindowArgs, quiet: bool) -> Result<Option<Window>> {
     if w.since.is_none() && w.until.is_none() {
+        // A bad --tz is an error on every command, window or not.
+        if let Some(tz) = w.tz.as_deref() {
+            tlsgap_engine::window::resolve_tz(Some(tz))?;
+        }
         return Ok(None);
     }
     let (window, zone) = resolve_window(w)?;

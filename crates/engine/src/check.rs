@@ -113,6 +113,10 @@ pub struct CheckOptions {
     pub auth: Limits,
     /// The htpasswd file to check.
     pub htpasswd: Option<PathBuf>,
+    /// `--stale-after`: (age in µs, now in µs since the epoch). A newest line older than
+    /// that, or no line inside the time window, is WARNING (without it, an empty window
+    /// is UNKNOWN).
+    pub stale_after: Option<(i64, i64)>,
 }
 
 /// One judged figure: its text and its perfdata.
@@ -206,11 +210,46 @@ pub fn run(logs: Option<&RunOptions>, opts: &CheckOptions) -> CheckResult {
             ));
         }
         if r.lines.parsed > 0 && r.lines.outside_window >= r.lines.parsed {
-            return unknown(format!(
-                "no line inside the time window ({} parsed lines, all outside it): the \
-                 log is stale or the window is wrong",
+            let why = format!(
+                "no line inside the time window ({} parsed lines, all outside it)",
                 r.lines.parsed
-            ));
+            );
+            return match opts.stale_after {
+                Some((age, _)) => CheckResult {
+                    state: State::Warning,
+                    items: vec![Item {
+                        state: State::Warning,
+                        text: format!("log stale: {why}"),
+                        perf: format!("stale_after_seconds={};;;0;", age / 1_000_000),
+                    }],
+                    tail: String::new(),
+                    unknown: None,
+                },
+                None => unknown(format!("{why}: the log is stale or the window is wrong")),
+            };
+        }
+        if let Some((age, now)) = opts.stale_after {
+            if let Some(newest) = collected.newest_us {
+                let old = (now - newest).max(0);
+                let stale = old > age;
+                items.push(Item {
+                    state: if stale { State::Warning } else { State::Ok },
+                    text: if stale {
+                        format!(
+                            "log stale: newest line {} old (stale after {})",
+                            human_age(old),
+                            human_age(age)
+                        )
+                    } else {
+                        String::new()
+                    },
+                    perf: format!(
+                        "newest_line_age_seconds={}s;{};;0;",
+                        old / 1_000_000,
+                        age / 1_000_000
+                    ),
+                });
+            }
         }
         let s = &r.summary;
         items.push(share_item(
@@ -275,6 +314,17 @@ pub fn run(logs: Option<&RunOptions>, opts: &CheckOptions) -> CheckResult {
         items,
         tail,
         unknown: None,
+    }
+}
+
+/// `3h05m`, `42m`, `17s`, `2d04h`.
+fn human_age(us: i64) -> String {
+    let s = us / 1_000_000;
+    match s {
+        s if s >= 86_400 => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+        s if s >= 3600 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        s if s >= 60 => format!("{}m", s / 60),
+        s => format!("{s}s"),
     }
 }
 

@@ -249,8 +249,40 @@ fn after_zoneinfo(path: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
-/// An IANA zone by name, exactly or ignoring ASCII case.
+/// A whole-hour UTC offset (`+02:00`, `+0200`, `+02`, `-5`) as the IANA `Etc/GMT∓N` zone
+/// (whose sign is inverted by POSIX convention).
+fn offset_zone(name: &str) -> Option<Tz> {
+    let (sign, rest) = match name.as_bytes().first()? {
+        b'+' => (1, &name[1..]),
+        b'-' => (-1, &name[1..]),
+        _ => return None,
+    };
+    let digits: String = rest.chars().filter(|c| *c != ':').collect();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 4 {
+        return None;
+    }
+    let (hours, minutes) = match digits.len() {
+        1 | 2 => (digits.parse::<i32>().ok()?, 0),
+        _ => {
+            let (h, m) = digits.split_at(digits.len() - 2);
+            (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?)
+        }
+    };
+    if minutes != 0 || hours > 14 {
+        return None;
+    }
+    let etc = match sign * hours {
+        0 => "Etc/UTC".to_string(),
+        h => format!("Etc/GMT{:+}", -h),
+    };
+    Tz::from_str(&etc).ok()
+}
+
+/// An IANA zone by name, exactly or ignoring ASCII case, or a whole-hour offset.
 fn lookup_zone(name: &str) -> Option<Tz> {
+    if let Some(tz) = offset_zone(name) {
+        return Some(tz);
+    }
     Tz::from_str(name).ok().or_else(|| {
         chrono_tz::TZ_VARIANTS
             .iter()
@@ -279,7 +311,8 @@ fn unknown_zone(name: &str) -> crate::Error {
     };
     err!(
         "--tz {name:?}: unknown time zone{hint}; use an IANA name such as Europe/Sofia, \
-         America/New_York or UTC (`timedatectl list-timezones` lists them), or `local`"
+         America/New_York or UTC (`timedatectl list-timezones` lists them), a whole-hour \
+         offset such as +02:00, or `local`"
     )
 }
 
@@ -365,6 +398,20 @@ fn parse_local(t: &str) -> Option<NaiveDateTime> {
     ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"]
         .iter()
         .find_map(|f| NaiveDateTime::parse_from_str(&t, f).ok())
+}
+
+/// An age such as `2h`, `90m`, `1d12h` (or `+2h`) in µs, for `check --stale-after`.
+pub fn parse_age(s: &str) -> Result<i64> {
+    let t = s.trim();
+    let signed = if t.starts_with('+') {
+        t.to_string()
+    } else {
+        format!("+{t}")
+    };
+    match parse_duration_micros(&signed) {
+        Some(us) if us > 0 => Ok(us),
+        _ => bail!("{s:?}: not an age (examples: 30m, 2h, 1d12h)"),
+    }
 }
 
 /// `-1h30m` as signed µs; `None` when it is not a duration or overflows.
@@ -672,7 +719,7 @@ mod tests {
         let e = err(resolve_tz(Some("Sofia")));
         assert!(e.contains("did you mean Europe/Sofia?"), "{e}");
         assert!(resolve_tz(Some("")).is_err());
-        assert!(resolve_tz(Some("+02:00")).is_err());
+        assert!(resolve_tz(Some("+05:30")).is_err());
     }
 
     #[test]
@@ -1242,5 +1289,37 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod offset_tests {
+    use super::*;
+
+    #[test]
+    fn whole_hour_offsets_are_etc_zones() {
+        let at = |z: &str| {
+            let zone = resolve_tz(Some(z)).unwrap_or_else(|e| panic!("{z}: {e}"));
+            parse_bound(
+                "2026-11-21T12:00",
+                &zone,
+                DateTime::<Utc>::from(std::time::UNIX_EPOCH),
+                false,
+            )
+            .unwrap()
+        };
+        let utc = at("UTC");
+        for z in ["+02:00", "+0200", "+02", "+2"] {
+            assert_eq!(at(z), utc - 2 * 3600 * MICROS_PER_SECOND, "{z}");
+        }
+        assert_eq!(at("-05:00"), utc + 5 * 3600 * MICROS_PER_SECOND);
+        assert_eq!(at("+00:00"), utc);
+        for bad in ["+05:30", "+15", "+2x", "+", "+12345"] {
+            assert!(resolve_tz(Some(bad)).is_err(), "{bad}");
+        }
+        assert!(resolve_tz(Some("+05:30"))
+            .unwrap_err()
+            .to_string()
+            .contains("whole-hour offset"));
     }
 }

@@ -419,3 +419,37 @@ fn unusable_htpasswd_is_unknown() {
     let l = status(&o, "UNKNOWN", 3);
     assert!(l.contains("no usable entries"), "{l}");
 }
+
+/// `--stale-after AGE`: a newest line older than AGE is WARNING with its age, and so is
+/// a time window with no line in it (UNKNOWN without the flag); a fresh enough log adds
+/// only the age to the perfdata.
+#[test]
+fn stale_after_warns_on_an_old_log_and_an_empty_window() {
+    let sample = util::repo_root().join("testdata/sample/combinedssl.log.gz");
+    let s = path_str(&sample);
+    let o = check(&["-q", "--since", "-1h", s]);
+    assert_eq!(code(&o), 3, "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("TLSGAP UNKNOWN - no line inside the time window"));
+    let o = check(&["-q", "--since", "-1h", "--stale-after", "2h", s]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with("TLSGAP WARNING - log stale: no line inside the time window"),
+        "{}",
+        stdout(&o)
+    );
+    // The sample's newest line is from 2026-11-20: days old.
+    let o = check(&["-q", "--stale-after", "2h", s]);
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("TLSGAP WARNING - log stale: newest line "),
+        "{out}"
+    );
+    assert!(out.contains("old (stale after 2h00m)"), "{out}");
+    assert!(out.contains("| newest_line_age_seconds="), "{out}");
+    let o = check(&["-q", "--stale-after", "36500d", s]);
+    let out = stdout(&o);
+    assert!(!out.contains("log stale"), "{out}");
+    assert!(out.contains(";3153600000;;0;"), "{out}");
+    let o = check(&["-q", "--stale-after", "soon", s]);
+    assert_eq!(code(&o), 3);
+}

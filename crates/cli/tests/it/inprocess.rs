@@ -283,6 +283,7 @@ fn report_and_check_call_the_same_analyses() {
         malformed: limits(0.01, 0.10),
         auth: limits(0.05, 0.25),
         htpasswd: None,
+        stale_after: None,
     };
     let result = check::run(Some(&run), &opts);
     let o = util::tlsgap()
