@@ -72,7 +72,6 @@ import base64
 import hashlib
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -87,7 +86,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serverlib import (  # noqa: E402  (needs the sys.path entry above)
-    APACHE_MODULES, AttachFailed, Fail, PortTaken, alive, apache_basic_auth,
+    APACHE_MODULES, host_versions, AttachFailed, Fail, PortTaken, alive, apache_basic_auth,
     apache_docroot, apache_head, apache_logformat, apache_prefork, apache_ssl_vhost,
     children_of, first_line, fix_perms, free_port, log, make_cert,
     raise_on_termination, read_pidfile, rel, run, set_prog, stop_group, tail,
@@ -885,15 +884,7 @@ def versions(tools):
             v["htpasswd"] = "apache2-utils " + out
     except Fail:
         pass
-    v["python"] = platform.python_version()
-    v["kernel"] = platform.release()
-    try:
-        with open("/etc/os-release") as f:
-            for line in f:
-                if line.startswith("PRETTY_NAME="):
-                    v["os"] = line.split("=", 1)[1].strip().strip('"')
-    except OSError:
-        pass
+    host_versions(v)
     try:
         with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
             v["clocksource"] = f.read().strip()

@@ -39,7 +39,6 @@ import hashlib
 import http.client
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -50,7 +49,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serverlib import (  # noqa: E402  (needs the sys.path entry above)
-    APACHE_MODULES, Fail, PortTaken, alive, apache_basic_auth, apache_docroot,
+    APACHE_MODULES, host_versions, Fail, PortTaken, alive, apache_basic_auth, apache_docroot,
     apache_head, apache_prefork, fix_perms, first_line, free_port, log,
     raise_on_termination, read_pidfile, run, set_prog, stop_group, tail, tool_path,
     wait_port, write_conf)
@@ -388,15 +387,7 @@ def versions(tools):
                 v[key] = out
         except Fail:
             pass
-    v["python"] = platform.python_version()
-    v["kernel"] = platform.release()
-    try:
-        with open("/etc/os-release") as f:
-            for line in f:
-                if line.startswith("PRETTY_NAME="):
-                    v["os"] = line.split("=", 1)[1].strip().strip('"')
-    except OSError:
-        pass
+    host_versions(v)
     return v
 
 

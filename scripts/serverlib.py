@@ -74,6 +74,23 @@ def tool_path(name):
     return shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
 
 
+
+def host_versions(v):
+    """Add the Python version, the kernel and the OS name (from /etc/os-release) to the
+dict v, as the scripts record them next to their results; returns v."""
+    import platform
+    v["python"] = platform.python_version()
+    v["kernel"] = platform.release()
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    v["os"] = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return v
+
+
 def first_line(text):
     lines = text.strip().splitlines()
     return lines[0].strip() if lines else ""

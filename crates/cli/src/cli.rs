@@ -267,6 +267,10 @@ pub struct GapsArgs {
     /// Write the result here instead of standard output (`-` = stdout).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+
+    /// No notes on standard error (warnings and errors stay).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `tlsgap auth`.

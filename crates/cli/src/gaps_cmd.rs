@@ -29,7 +29,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
         top: args.top,
         bcrypt_speed: args.bcrypt_speed,
     };
-    let GapsOutcome { report, inputs } = gaps::run(&opts, &stderr_notes(false))?;
+    let GapsOutcome { report, inputs } = gaps::run(&opts, &stderr_notes(args.quiet))?;
     let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;
     match args.format {
         RowsFormat::Table => out.write_all(tlsgap_output::gaps::render(&report).as_bytes())?,

@@ -88,9 +88,34 @@ fn tls_plausible(format: &Format, sample: &[&[u8]]) -> bool {
     named * 2 >= parsed
 }
 
+/// Whether nginx's `$request_time` is what the layout reads as one: nginx always writes
+/// it with milliseconds (`0.004`), so an integer there (Apache's `%D`, a PID) is another
+/// layout.
+fn nginx_times(format: &Format, sample: &[&[u8]]) -> bool {
+    let Some(idx) = format.role(Role::Duration) else {
+        return true;
+    };
+    let mut parser = LineParser::new(format);
+    let mut rec = Record::new(format);
+    let mut seen = false;
+    for line in sample {
+        if parser.parse(line, &mut rec).is_ok() {
+            match rec.raw(idx) {
+                Some(v) if v.contains(&b'.') => seen = true,
+                Some(b"-") | None => {}
+                Some(_) => return false,
+            }
+        }
+    }
+    seen
+}
+
 /// Whether a variant's appended duration looks like what it claims: `%D`
 /// (microseconds) is never 0 and rarely under 50; `%T` (whole seconds) is mostly 0.
 fn plausible(label: &str, format: &Format, sample: &[&[u8]]) -> bool {
+    if label.contains("$request_time") {
+        return nginx_times(format, sample);
+    }
     let (micros, seconds) = (label.ends_with("%D"), label.ends_with("%T"));
     if !(micros || seconds) {
         return true;
@@ -292,6 +317,9 @@ mod tests {
             detect(&[&up, &up1]).unwrap().preset,
             "nginx-ssl + $request_time $upstream_response_time"
         );
+        // Apache's `%D %P` is not nginx's `$request_time $upstream_response_time`.
+        let dp = [SSL, b" 210 11102"].concat();
+        assert!(detect(&[&dp]).is_none_or(|d| !d.preset.contains("request_time")));
         let upc = [COMBINED, b" 0.015 0.012"].concat();
         assert_eq!(
             detect(&[&upc]).unwrap().preset,

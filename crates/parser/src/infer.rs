@@ -301,6 +301,7 @@ pub fn infer(lines: &[&[u8]]) -> Option<Inferred> {
     let mut seen_status = false;
     let mut seen_bytes = false;
     let mut quoted_after_status = 0;
+    let mut seen_duration = false;
     let mut tls = None;
     let dashes_before_time = columns
         .iter()
@@ -373,8 +374,12 @@ pub fn infer(lines: &[&[u8]]) -> Option<Inferred> {
                     opaque(true)
                 }
             }
-            Kind::Float => pick("%T", "$request_time"),
-            Kind::Int if seen_status => {
+            Kind::Float if !seen_duration => {
+                seen_duration = true;
+                pick("%T", "$request_time")
+            }
+            Kind::Int if seen_status && !seen_duration => {
+                seen_duration = true;
                 let mut v: Vec<u64> = values
                     .iter()
                     .filter_map(|v| std::str::from_utf8(v).ok()?.parse().ok())
@@ -469,6 +474,18 @@ mod tests {
         );
         assert_eq!(i.fits, 2);
         assert!(i.directive().starts_with("log_format inferred '"));
+    }
+
+    #[test]
+    fn a_second_number_is_not_a_second_duration() {
+        let l: &[u8] = br#"127.0.0.1 - - [21/Nov/2026:22:13:07 +0000] "GET /?id=1 HTTP/1.1" 200 52 "-" "Mozilla/5.0 (X11)" TLSv1 ECDHE-RSA-AES256-SHA 210 11102"#;
+        let i = infer(&[l]).unwrap();
+        assert!(
+            i.format_text.ends_with("%{SSL_CIPHER}x %D %{field13}i"),
+            "{}",
+            i.format_text
+        );
+        assert_eq!(i.fits, 1);
     }
 
     #[test]

@@ -49,6 +49,22 @@ fn whatif(policy: &str, log: &std::path::Path, format: &str) -> std::process::Ou
         .unwrap()
 }
 
+/// The `ciphers[]` row of (protocol, cipher) in whatif's JSON, if there is one.
+fn find_cipher_row(v: &Value, protocol: &str, cipher: &str) -> Option<Value> {
+    v["ciphers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["protocol"] == protocol && r["cipher"] == cipher)
+        .cloned()
+}
+
+/// The `ciphers[]` row of (protocol, cipher) in whatif's JSON.
+fn cipher_row(v: &Value, protocol: &str, cipher: &str) -> Value {
+    find_cipher_row(v, protocol, cipher)
+        .unwrap_or_else(|| panic!("no row {protocol} {cipher} in {}", v["ciphers"]))
+}
+
 fn kind_row<'a>(v: &'a Value, kind: &str) -> &'a Value {
     v["kinds"]
         .as_array()
@@ -87,12 +103,7 @@ fn mozilla_intermediate_exact_figures() {
     );
 
     let decision = |p: &str, c: &str| -> String {
-        v["ciphers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["protocol"] == p && r["cipher"] == c)
-            .unwrap_or_else(|| panic!("no row {p} {c}"))["decision"]
+        cipher_row(&v, p, c)["decision"]
             .as_str()
             .unwrap()
             .to_string()
@@ -157,15 +168,7 @@ fn mozilla_60_refuses_dhe_and_says_why() {
     assert_eq!(v["policy"]["version"], "6.0");
     assert_eq!(v["policy"]["title"], "mozilla-intermediate 6.0");
     assert_eq!(v["policy"]["groups"][0], "X25519MLKEM768");
-    let row = |p: &str, c: &str| -> Value {
-        v["ciphers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["protocol"] == p && r["cipher"] == c)
-            .unwrap_or_else(|| panic!("no row {p} {c}"))
-            .clone()
-    };
+    let row = |p: &str, c: &str| -> Value { cipher_row(&v, p, c) };
     let dhe = row("TLSv1.2", "DHE-RSA-AES128-GCM-SHA256");
     assert_eq!(dhe["decision"], "refused_cipher");
     assert_eq!(dhe["reason"], "suite_not_listed");
@@ -433,14 +436,7 @@ fn real_servers_refuse_exactly_what_whatif_predicts() {
             continue;
         }
         let v = json(&o);
-        let row = |p: &str, c: &str| -> Option<Value> {
-            v["ciphers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|r| r["protocol"] == p && r["cipher"] == c)
-                .cloned()
-        };
+        let row = |p: &str, c: &str| -> Option<Value> { find_cipher_row(&v, p, c) };
         let refused: std::collections::HashSet<&str> = config["refused"]
             .as_array()
             .unwrap()
@@ -502,15 +498,7 @@ fn security_level_decides_tls10_and_explain_shows_the_policy() {
         assert_code(&o, 0);
         json(&o)
     };
-    let cipher = |v: &Value, p: &str, c: &str| -> Value {
-        v["ciphers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["protocol"] == p && r["cipher"] == c)
-            .unwrap_or_else(|| panic!("no row {p} {c}"))
-            .clone()
-    };
+    let cipher = cipher_row;
     let v = decide(&["--seclevel", "2"]);
     assert_eq!(v["policy"]["seclevel"], 2);
     assert_eq!(v["policy"]["seclevel_origin"], "--seclevel 2");
