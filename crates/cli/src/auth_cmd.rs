@@ -53,13 +53,14 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
     }
     let notes = stderr_notes(args.quiet);
     let (log, traces) = sort_inputs(&args);
+    let window = crate::run::window(&args.window, args.quiet)?;
     let logs = if log.is_empty() {
         None
     } else {
         Some(RunOptions {
             inputs: log,
             log_format: args.log_format.clone(),
-            window: crate::run::window(&args.window, args.quiet)?,
+            window,
             notes: notes.clone(),
             ..RunOptions::default()
         })
@@ -72,6 +73,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
         min_gap_seconds: args.min_gap,
         page_budget: args.page_budget,
         bcrypt_speed: args.bcrypt_speed,
+        window,
     };
     let AuthOutcome { report, failed } = auth::run(logs.as_ref(), &opts, &notes)?;
     let mut out = output::open(out_path)?;

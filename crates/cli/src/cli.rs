@@ -271,6 +271,11 @@ pub struct GapsArgs {
     /// No notes on standard error (warnings and errors stay).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// --since/--until/--tz: only gaps that start inside the window (strace -ttt
+    /// times; -t/-tt traces have no date and are not filtered, with a note).
+    #[command(flatten)]
+    pub window: WindowArgs,
 }
 
 /// `tlsgap auth`.

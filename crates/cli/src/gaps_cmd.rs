@@ -28,6 +28,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
         min_gap_seconds: args.min_gap,
         top: args.top,
         bcrypt_speed: args.bcrypt_speed,
+        window: crate::run::window(&args.window, args.quiet)?,
     };
     let GapsOutcome { report, inputs } = gaps::run(&opts, &stderr_notes(args.quiet))?;
     let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;

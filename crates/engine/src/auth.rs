@@ -40,6 +40,9 @@ pub struct AuthOptions {
     /// Seconds per bcrypt cost-8 verification on the server, to say what the gaps of
     /// users without a measured entry fit; `None`: measured here (and calibrated).
     pub bcrypt_speed: Option<f64>,
+    /// `--since`/`--until`: only trace gaps that start inside (`-ttt` traces; the log
+    /// lines are windowed by the log run's own window).
+    pub window: Option<crate::window::Window>,
 }
 
 impl Default for AuthOptions {
@@ -52,6 +55,7 @@ impl Default for AuthOptions {
             min_gap_seconds: 0.01,
             page_budget: DEFAULT_PAGE_BUDGET_SECONDS,
             bcrypt_speed: None,
+            window: None,
         }
     }
 }
@@ -711,7 +715,11 @@ pub fn build_report(
             .min();
         let anchor = first.map(|(b, log_off)| (b, trace_tz.unwrap_or(TraceTz::Offset(log_off))));
         let names = expand_inputs(&args.traces);
-        let mut analyzer = GapAnalyzer::new(analyzer_options(args.min_gap_seconds, 0)?);
+        let mut analyzer = GapAnalyzer::new(analyzer_options(
+            args.min_gap_seconds,
+            0,
+            args.window.as_ref(),
+        )?);
         // One pass per trace feeds the analyzer and collects the workers' log writes
         // (standard input can be read only once).
         let mut writes = Vec::new();
@@ -732,6 +740,9 @@ pub fn build_report(
         let writes = keep_given_log(writes, paths, &log_names);
         failed |= inputs.iter().any(|i| i.error.is_some());
         let report = analyzer.finish();
+        if args.window.is_some() {
+            crate::gaps::note_undated_traces(&report, notes_out);
+        }
         let mut no_date = false;
         let gaps: Vec<AuthGap> = report
             .gaps

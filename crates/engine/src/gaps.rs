@@ -24,6 +24,9 @@ pub struct GapsOptions {
     /// Seconds per bcrypt cost-8 verification to compare auth gaps with; `None`:
     /// measure it on this machine.
     pub bcrypt_speed: Option<f64>,
+    /// `--since`/`--until`: only gaps that start inside (of `-ttt` traces; others have
+    /// no date, and a note says the window was not applied to them).
+    pub window: Option<crate::window::Window>,
 }
 
 /// What the run found.
@@ -42,14 +45,25 @@ impl GapsOutcome {
     }
 }
 
-/// The analyzer options for a minimum gap in seconds (which must be finite, `>= 0`).
-pub fn analyzer_options(min_gap_seconds: f64, top: usize) -> Result<GapOptions> {
+/// The analyzer options for a minimum gap in seconds (which must be finite, `>= 0`) and
+/// a time window.
+pub fn analyzer_options(
+    min_gap_seconds: f64,
+    top: usize,
+    window: Option<&crate::window::Window>,
+) -> Result<GapOptions> {
     if !(min_gap_seconds.is_finite() && min_gap_seconds >= 0.0) {
         bail!("--min-gap {min_gap_seconds}: not a number of seconds");
     }
     Ok(GapOptions {
         min_gap_ns: (min_gap_seconds * 1e9).round() as u64,
         top,
+        window_ns: window.map(|w| {
+            (
+                w.since.map(|s| s.saturating_mul(1000)),
+                w.until.map(|u| u.saturating_mul(1000)),
+            )
+        }),
         ..GapOptions::default()
     })
 }
@@ -57,7 +71,11 @@ pub fn analyzer_options(min_gap_seconds: f64, top: usize) -> Result<GapOptions> 
 /// Read every trace and analyze it. Errors: a bad minimum gap, no trace readable, or
 /// no strace line in the inputs.
 pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
-    let mut analyzer = GapAnalyzer::new(analyzer_options(opts.min_gap_seconds, opts.top)?);
+    let mut analyzer = GapAnalyzer::new(analyzer_options(
+        opts.min_gap_seconds,
+        opts.top,
+        opts.window.as_ref(),
+    )?);
     let names = expand_inputs(&opts.traces);
     let inputs: Vec<InputReport> = names
         .iter()
@@ -69,6 +87,9 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
     check_bcrypt_speed(opts.bcrypt_speed)?;
     let mut report = analyzer.finish();
     note_unknown_schemes(&mut report, opts.bcrypt_speed);
+    if opts.window.is_some() {
+        note_undated_traces(&report, notes);
+    }
     if report.lines.trace == 0 && inputs.iter().all(|i| i.error.is_none()) {
         let shown: Vec<&str> = names
             .iter()
@@ -112,6 +133,26 @@ fn note_unknown_schemes(report: &mut GapsReport, given: Option<f64>) {
             Some(d) => format!("{d}; {note}"),
             None => format!("scheme not shown; {note}"),
         });
+    }
+}
+
+/// With a time window: say that traces without dates (`-t`, `-tt`, `-r`) were not
+/// filtered by it.
+pub(crate) fn note_undated_traces(report: &GapsReport, notes: &Notes) {
+    let undated: Vec<&str> = report
+        .inputs
+        .iter()
+        .filter(|i| i.clock.is_some_and(|c| c != tlsgap_agg::gaps::Clock::Unix))
+        .map(|i| i.name.as_str())
+        .collect();
+    if !undated.is_empty() {
+        notes.warn(format!(
+            "--since/--until apply to strace -ttt times only: {} ha{} no dates, all of \
+             {} gaps are reported",
+            undated.join(", "),
+            if undated.len() == 1 { "s" } else { "ve" },
+            if undated.len() == 1 { "its" } else { "their" }
+        ));
     }
 }
 

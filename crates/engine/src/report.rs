@@ -217,7 +217,11 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
                 sub_second_times: auth::sub_second_times(&format),
                 names: run.inputs.clone(),
             });
-            let outcome = auth::build_report(auth_opts, logs, &run.notes)?;
+            let auth_opts = AuthOptions {
+                window: run.window,
+                ..auth_opts.clone()
+            };
+            let outcome = auth::build_report(&auth_opts, logs, &run.notes)?;
             auth_failed = outcome.failed;
             Some(outcome.report)
         }

@@ -604,6 +604,17 @@ impl Shared {
         self.call_resources(slot, key, c);
     }
 
+    /// Whether an interval starting at `start` (on `clock`) is inside the time window:
+    /// always without a window, and for clocks without a date.
+    fn in_window(&self, clock: Option<Clock>, start: i64) -> bool {
+        match (self.opts.window_ns, clock.unwrap_or(Clock::Unix)) {
+            (Some((since, until)), Clock::Unix) => {
+                since.is_none_or(|s| start >= s) && until.is_none_or(|u| start < u)
+            }
+            _ => true,
+        }
+    }
+
     /// Record a gap between the previous event and one starting at `start`.
     pub(super) fn close_gap(
         &mut self,
@@ -624,6 +635,9 @@ impl Shared {
         let Some(input) = self.inputs.get(idx) else {
             return;
         };
+        if !self.in_window(input.clock, prev) {
+            return;
+        }
         let newest = th.ring.newest();
         let resources = collect_resources(th.ring.iter(), self.opts.context_calls);
         let iv = RawInterval {
@@ -665,6 +679,9 @@ impl Shared {
         let Some(input) = self.inputs.get(idx) else {
             return;
         };
+        if !self.in_window(input.clock, s) {
+            return;
+        }
         let newest = th.ring.newest();
         let mut resources = collect_resources(std::iter::once(slot), 3);
         for r in collect_resources(th.ring.iter(), self.opts.context_calls) {

@@ -12,6 +12,9 @@ pub struct GapOptions {
     pub top: usize,
     /// How many calls before a gap are kept for its context (`resources`, auth).
     pub context_calls: usize,
+    /// `--since`/`--until` in ns since the Unix epoch: only gaps that start inside are
+    /// reported. Applies to `-ttt` traces only (the others have no date); `None`: all.
+    pub window_ns: Option<(Option<i64>, Option<i64>)>,
 }
 
 impl Default for GapOptions {
@@ -21,6 +24,7 @@ impl Default for GapOptions {
             min_gap_ns: 100_000_000,
             top: 20,
             context_calls: 8,
+            window_ns: None,
         }
     }
 }

@@ -258,3 +258,63 @@ fn table_csv_and_compressed_stdin() {
         "{v}"
     );
 }
+
+/// `--since/--until` (and `--tz`) on `gaps`: with strace -ttt times, only the gaps that
+/// start inside are reported, so a boundary splits the gaps (and blocked intervals)
+/// into the two sides exactly; `-q` silences the notes.
+#[test]
+fn a_time_window_splits_the_gaps_of_ttt_traces() {
+    let dir = util::repo_root().join("testdata/strace/real/apache-ff");
+    let gaps = |extra: &[&str]| -> Value {
+        let o = util::tlsgap()
+            .current_dir(&dir)
+            .args(["gaps", "-q", "--format", "json", "--bcrypt-speed", "0.02"])
+            .args(extra)
+            .arg("trace.*")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            o.stderr.is_empty(),
+            "-q: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let starts = |v: &Value, key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["start"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = gaps(&[]);
+    let mut every: Vec<String> = starts(&all, "gaps");
+    every.extend(starts(&all, "blocked"));
+    every.sort();
+    assert!(every.len() >= 4, "{every:?}");
+    let cut = every[every.len() / 2].clone();
+    let after = gaps(&["--since", &cut]);
+    let before = gaps(&["--until", &cut]);
+    for key in ["gaps", "blocked"] {
+        let (a, b) = (starts(&after, key), starts(&before, key));
+        assert!(a.iter().all(|s| *s >= cut), "{key} after {cut}: {a:?}");
+        assert!(b.iter().all(|s| *s < cut), "{key} before {cut}: {b:?}");
+        assert_eq!(a.len() + b.len(), starts(&all, key).len(), "{key}");
+    }
+    assert!(!starts(&after, "gaps").is_empty() || !starts(&after, "blocked").is_empty());
+    // A zone only changes how naive times read: the same instant in +02:00.
+    let t: chrono::DateTime<chrono::FixedOffset> = cut.parse().unwrap();
+    let local = t
+        .with_timezone(&chrono::FixedOffset::east_opt(2 * 3600).unwrap())
+        .format("%Y-%m-%dT%H:%M:%S%.f")
+        .to_string();
+    let zoned = gaps(&["--since", &local, "--tz", "+02:00"]);
+    assert_eq!(starts(&zoned, "gaps"), starts(&after, "gaps"));
+}

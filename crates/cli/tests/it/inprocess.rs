@@ -125,6 +125,7 @@ fn gaps_in_process_equals_the_binary() {
             min_gap_seconds: 0.1,
             top: 20,
             bcrypt_speed: Some(0.02),
+            window: None,
         },
         &Notes::collect(),
     )
