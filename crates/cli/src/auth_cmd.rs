@@ -74,6 +74,10 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
         page_budget: args.page_budget,
         bcrypt_speed: args.bcrypt_speed,
         window,
+        day_zone: match args.window.tz.as_deref() {
+            Some(tz) => Some(crate::run::zone(Some(tz))?),
+            None => None,
+        },
     };
     let AuthOutcome { report, failed } = auth::run(logs.as_ref(), &opts, &notes)?;
     let mut out = output::open(out_path)?;

@@ -43,6 +43,9 @@ pub struct AuthOptions {
     /// `--since`/`--until`: only trace gaps that start inside (`-ttt` traces; the log
     /// lines are windowed by the log run's own window).
     pub window: Option<crate::window::Window>,
+    /// `--tz` when given: the zone `per_day` groups requests by (else each line's own
+    /// offset).
+    pub day_zone: Option<crate::window::Zone>,
 }
 
 impl Default for AuthOptions {
@@ -56,6 +59,7 @@ impl Default for AuthOptions {
             page_budget: DEFAULT_PAGE_BUDGET_SECONDS,
             bcrypt_speed: None,
             window: None,
+            day_zone: None,
         }
     }
 }
@@ -185,6 +189,7 @@ impl RequestFields {
                 .and_then(|s| u16::try_from(s).ok()),
             begin_us: time.map(|t| t.unix_micros()),
             offset_minutes: time.and_then(|t| t.offset_minutes),
+            day_offset_minutes: None,
             duration_us: rec.duration_us(),
             pid: self
                 .pid
@@ -630,6 +635,12 @@ pub fn build_report(
         );
     }
     crate::gaps::check_bcrypt_speed(args.bcrypt_speed)?;
+    let mut logs = logs;
+    if let (Some(zone), Some(l)) = (&args.day_zone, logs.as_mut()) {
+        for r in &mut l.requests {
+            r.day_offset_minutes = r.begin_us.map(|b| zone.offset_minutes_at(b));
+        }
+    }
     let trace_tz = args.trace_tz.as_deref().map(TraceTz::parse).transpose()?;
     let mut failed = false;
     let mut notes = Vec::new();

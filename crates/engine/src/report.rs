@@ -219,6 +219,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
             });
             let auth_opts = AuthOptions {
                 window: run.window,
+                day_zone: opts.zone.is_given().then(|| opts.zone.clone()),
                 ..auth_opts.clone()
             };
             let outcome = auth::build_report(&auth_opts, logs, &run.notes)?;

@@ -117,6 +117,21 @@ impl Zone {
         self.tz
     }
 
+    /// Whether `--tz` named it (rather than the local zone found by default).
+    pub fn is_given(&self) -> bool {
+        self.source == ZoneSource::Flag
+    }
+
+    /// Its UTC offset at `us` (µs since the epoch), in minutes.
+    pub fn offset_minutes_at(&self, us: i64) -> i16 {
+        use chrono::Offset as _;
+        let secs = us.div_euclid(1_000_000);
+        self.tz
+            .timestamp_opt(secs, 0)
+            .single()
+            .map_or(0, |d| (d.offset().fix().local_minus_utc() / 60) as i16)
+    }
+
     /// Its IANA name (`Europe/Sofia`, `UTC`).
     pub fn name(&self) -> &'static str {
         self.tz.name()

@@ -393,6 +393,7 @@ mod tests {
             status: Some(status),
             begin_us: Some(begin_s * S),
             offset_minutes: Some(0),
+            day_offset_minutes: None,
             duration_us: dur,
             pid: None,
             kind: PathKind::Page,

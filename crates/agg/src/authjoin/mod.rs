@@ -327,7 +327,8 @@ pub fn join(ev: &Evidence) -> AuthReport {
                     .and_then(|h| h.get(u))
                     .and_then(|p| p.verify_seconds)
                     .unwrap_or(0.0);
-                let slot = per_day.entry(date_of(b, off)).or_default();
+                let day_off = r.day_offset_minutes.unwrap_or(off);
+                let slot = per_day.entry(date_of(b, day_off)).or_default();
                 slot.0 += 1;
                 slot.1 += predicted;
             }
@@ -697,6 +698,7 @@ mod tests {
             status: Some(200),
             begin_us: Some(begin),
             offset_minutes: Some(60),
+            day_offset_minutes: None,
             duration_us: Some(dur),
             pid: Some(pid),
             kind,

@@ -49,6 +49,8 @@ pub struct Request {
     pub begin_us: Option<i64>,
     /// The log's UTC offset at that time, minutes.
     pub offset_minutes: Option<i16>,
+    /// The offset `per_day` groups by (`--tz` at that time); `None`: `offset_minutes`.
+    pub day_offset_minutes: Option<i16>,
     /// `%D`/`%T`/`$request_time`, µs.
     pub duration_us: Option<u64>,
     /// `%P`.

@@ -71,6 +71,7 @@ mod tests {
             status: Some(200),
             begin_us: Some(at_s * 1_000_000),
             offset_minutes: Some(0),
+            day_offset_minutes: None,
             duration_us: None,
             pid: None,
             kind,

@@ -903,3 +903,34 @@ fn htpasswd_schemes_as_real_apache_verifies_them() {
         }
     }
 }
+
+/// `per_day` follows `--tz` when it is given (the checked-in run's requests are at
+/// 01:09 UTC on 2026-11-22: the evening before in New York), else each line's offset.
+#[test]
+fn per_day_follows_tz() {
+    let dir = util::repo_root().join("testdata/auth/real");
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let fmt = m["log_format"].as_str().unwrap();
+    let days = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "--htpasswd",
+            "htpasswd",
+            "--log",
+            "access.log",
+            "--log-format",
+            fmt,
+        ];
+        args.extend(extra);
+        let v = auth(&dir, &args);
+        v["per_day"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["date"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(days(&[]), ["2026-11-22"]);
+    assert_eq!(days(&["--tz", "America/New_York"]), ["2026-11-21"]);
+    assert_eq!(days(&["--tz", "+02:00"]), ["2026-11-22"]);
+}
