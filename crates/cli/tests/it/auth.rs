@@ -9,6 +9,11 @@ use serde_json::Value;
 
 use crate::util::{self, assert_code, json};
 
+/// A run directory's `manifest.json` (what the script that made it knows).
+fn manifest(dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
 fn auth(dir: &Path, args: &[&str]) -> Value {
     let o = util::tlsgap()
         .current_dir(dir)
@@ -85,8 +90,7 @@ fn within(observed: f64, measured: f64) -> bool {
 #[test]
 fn checked_in_apache_run_each_evidence_alone_and_together() {
     let dir = util::repo_root().join("testdata/strace/real");
-    let manifest: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest: Value = manifest(&dir);
     let verify = manifest["bcrypt"]["verify_seconds"].as_f64().unwrap();
     let run = dir.join("apache-ff");
     let fmt = log_format(&run, "httpd.conf");
@@ -217,8 +221,7 @@ fn ldap_prefixes_are_unsupported_not_plain() {
 /// the cheap ones after them; observed gaps and extra latency are within tolerance of
 /// the verification times measured outside Apache.
 fn check_real_auth(dir: &Path) {
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let m: Value = manifest(dir);
     let ranked: Vec<String> = m["expected_ranking"]["ranked"]
         .as_array()
         .unwrap()
@@ -425,8 +428,7 @@ fn ranking_as_csv_and_parquet() {
 #[test]
 fn log_window_applies_to_auth() {
     let run = util::repo_root().join("testdata/auth/real");
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    let m: Value = manifest(&run);
     let fmt = m["log_format"].as_str().unwrap();
     let args = ["--log", "access.log", "--log-format", fmt];
     let all = auth(&run, &args);
@@ -564,8 +566,7 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     let mut script: Vec<&std::ffi::OsStr> = script.iter().map(std::ffi::OsStr::new).collect();
     script.push(out.as_os_str());
     util::run_script("real-auth.py", &script);
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let m: Value = manifest(&out);
     assert_eq!(m["apache"]["mpm"], mpm);
     assert_eq!(m["strace"]["string_limit"], 32);
     assert_eq!(m["trace_timestamps"], if ttt { "ttt" } else { "tt" });
@@ -788,8 +789,7 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
 #[test]
 fn logs_and_traces_in_each_others_place_are_read_as_what_they_are() {
     let run = util::repo_root().join("testdata/auth/real");
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    let m: Value = manifest(&run);
     let fmt = m["log_format"].as_str().unwrap();
     let traces = [
         "traces/trace.5693",
@@ -909,8 +909,7 @@ fn htpasswd_schemes_as_real_apache_verifies_them() {
 #[test]
 fn per_day_follows_tz() {
     let dir = util::repo_root().join("testdata/auth/real");
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let m: Value = manifest(&dir);
     let fmt = m["log_format"].as_str().unwrap();
     let days = |extra: &[&str]| -> Vec<String> {
         let mut args = vec![
