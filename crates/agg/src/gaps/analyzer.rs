@@ -18,6 +18,9 @@ pub(super) struct Shared {
     pub(super) tables: FdTables,
     pub(super) intervals: Vec<RawInterval>,
     pub(super) skipped: BTreeMap<&'static str, u64>,
+    /// Per fd table, fd and direction (true: written): what its data so far leaves
+    /// open for the next data (a secret cut by a call boundary). Absent: clean.
+    pub(super) carries: FxHashMap<CarryKey, Carry>,
     pub(super) scratch: Vec<u8>,
     pub(super) args_buf: Vec<u8>,
     pub(super) label_buf: Vec<u8>,
@@ -55,6 +58,7 @@ impl GapAnalyzer {
                 tables: FdTables::default(),
                 intervals: Vec::new(),
                 skipped,
+                carries: FxHashMap::default(),
                 scratch: Vec::new(),
                 args_buf: Vec::new(),
                 label_buf: Vec::new(),
@@ -148,6 +152,14 @@ impl GapAnalyzer {
         self.sh.active = false;
         let never: u64 = self.threads.values().filter(|t| t.pending.active).count() as u64;
         self.threads.clear();
+        if let Some(input) = self.sh.inputs.last() {
+            // The input's fds are done with: a `-f` input's scope is its own, a `-ff`
+            // file's threads (its PID) use tables of their own.
+            let (scope, hint) = (input.scope, input.pid_hint);
+            self.sh
+                .carries
+                .retain(|&((s, t), _, _), _| !(s == scope && (scope != 0 || Some(t) == hint)));
+        }
         if let Some(input) = self.sh.inputs.last_mut() {
             input.never_resumed += never;
             input.live = FxHashSet::default();
@@ -249,6 +261,7 @@ impl Shared {
                     threads.entry(p).or_insert(th);
                 }
                 self.tables.rename(scope, 0, p);
+                rename_carries(&mut self.carries, scope, 0, p);
                 for iv in self.intervals.iter_mut().skip(from) {
                     if iv.pid == 0 {
                         iv.pid = p;
@@ -390,6 +403,12 @@ impl Shared {
                 th.cur.name.extend_from_slice(name);
                 th.cur.first = first;
                 th.cur.set_call(a, None, None);
+                // A write shows its data now: shown with the fd's carry as it stands
+                // (the carry takes the data when the call resumes).
+                if data_call(name).is_some() {
+                    let key = self.tables.view(self.scope(idx), tid);
+                    th.cur.feed = self.feed_data(key, name, a, false);
+                }
                 self.close_gap(idx, tid, th, time, line_no);
                 th.pending.active = true;
                 th.pending.name.clear();
@@ -601,6 +620,8 @@ impl Shared {
             hash = hash_in(r, &mut self.scratch);
         }
         slot.hash = hash;
+        // A call cut short (its thread killed) changes no carry.
+        slot.feed = self.feed_data(key, c.name, c.args, !cut);
         self.call_resources(slot, key, c);
     }
 

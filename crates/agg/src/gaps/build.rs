@@ -359,7 +359,7 @@ impl Shared {
 /// A file or socket name for a report; a name that holds a secret (a hash written
 /// into a file name) is not shown.
 pub(super) fn label_text(label: &[u8]) -> String {
-    if secret_in(label).is_some() {
+    if secret_in(label, false).is_some() {
         return format!("<redacted: name of {} bytes>", label.len());
     }
     lossless_text(label).into_owned()

@@ -73,9 +73,23 @@
 //! # Secrets
 //!
 //! Any quoted string that contains a password-hash prefix (`$2y$`, `$2a$`, `$2b$`,
-//! `$apr1$`, `{SHA}`, `$5$`, `$6$`, `$y$`, `$argon2`, `$1$`) or `Authorization:` is
-//! replaced by a placeholder such as `"<redacted: bcrypt cost 12, 60 bytes>"` before it
-//! is stored: no hash, salt or header value reaches a report.
+//! `$apr1$`, `{SHA}`, `$5$`, `$6$`, `$y$`, `$argon2`, `$1$`), `Authorization:` (also
+//! `Proxy-Authorization:`) or a credential on its own (`Basic` and 8 or more base64
+//! characters, `Bearer` and a token) is replaced by a placeholder such as
+//! `"<redacted: bcrypt cost 12, 60 bytes>"` before it is shown: no hash, salt or
+//! header value reaches a report.
+//!
+//! A secret cut by a call boundary is followed from call to call, per fd table, fd
+//! and direction: once data on an fd opened a line that holds a secret, the next data
+//! on that fd up to the line's end is replaced too (`"<redacted: rest of a secret
+//! line, 16 bytes>"`), and the last bytes of each line are kept so that a name or
+//! scheme word cut in two (`Authori` + `zation:`) is found. A line ends at any
+//! control byte but a tab. After data strace cut (`-s`), the next data on a socket
+//! or pipe is replaced up to its first break unless it starts a line of its own (an
+//! HTTP request or status line, a header other than the end of `Authorization`) or
+//! is binary (`"<redacted: may continue a secret line, 16 bytes>"`); on a file, when
+//! it looks like the rest of a hash. `close`, `dup2` onto the fd, a new fd of that
+//! number and `lseek` start it afresh; a `dup` carries its source's state.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -3,7 +3,9 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// `name(args) = ret <dur>` (or `name(args <unfinished ...>`), shortened and redacted.
+/// `name(args) = ret <dur>` (or `name(args <unfinished ...>`), shortened and redacted;
+/// a data call's data with the carry of its fd from before the call (`feed`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn render_call(
     out: &mut Vec<u8>,
     name: &[u8],
@@ -12,12 +14,13 @@ pub(super) fn render_call(
     dur: Option<u64>,
     unfinished: bool,
     scratch: &mut Vec<u8>,
+    feed: Option<&mut Feed>,
 ) -> Option<HashInfo> {
     out.clear();
     out.extend_from_slice(name);
     out.push(b'(');
     let limit = TEXT_LIMIT.saturating_sub(24).max(out.len() + 16);
-    let mut hash = redact_into(call_args, out, limit, scratch);
+    let mut hash = redact_into(call_args, out, limit, scratch, feed);
     if unfinished {
         out.extend_from_slice(b" <unfinished ...>");
         return hash;
@@ -25,7 +28,7 @@ pub(super) fn render_call(
     out.extend_from_slice(b") = ");
     if let Some(r) = ret {
         let limit = out.len() + 40;
-        let h = redact_into(r, out, limit, scratch);
+        let h = redact_into(r, out, limit, scratch, None);
         hash = hash.or(h);
     }
     if let Some(d) = dur {
@@ -46,7 +49,7 @@ pub(super) fn render_signal(out: &mut Vec<u8>, name: &[u8], info: &[u8], scratch
     out.extend_from_slice(name);
     out.push(b' ');
     let limit = TEXT_LIMIT;
-    redact_into(info, out, limit, scratch);
+    redact_into(info, out, limit, scratch, None);
     out.extend_from_slice(b" ---");
 }
 

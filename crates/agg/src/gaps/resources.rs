@@ -217,6 +217,7 @@ impl Shared {
                     self.tables.open(key, ret, &label, ResKind::File, cloexec);
                     self.label_buf = label;
                 }
+                self.reset_carry(key, ret);
             }
             b"socket" | b"accept" | b"accept4" | b"epoll_create" | b"epoll_create1"
             | b"eventfd" | b"eventfd2" | b"timerfd_create" | b"signalfd" | b"signalfd4"
@@ -230,6 +231,7 @@ impl Shared {
                 };
                 let cloexec = has(b"CLOEXEC");
                 self.tables.open(key, ret, &label, kind, cloexec);
+                self.reset_carry(key, ret);
             }
             b"pipe" | b"pipe2" | b"socketpair" if ok => {
                 let (arr, flags) = if c.name == b"socketpair" {
@@ -250,18 +252,21 @@ impl Shared {
                             k => k,
                         };
                         self.tables.open(key, fd, &label, kind, cloexec);
+                        self.reset_carry(key, fd);
                     }
                 }
             }
             b"dup" if ok => {
                 if let Some((old, _)) = nth(0).and_then(fd_arg) {
                     self.tables.dup(key, old, ret, false);
+                    self.dup_carry(key, old, ret);
                 }
             }
             b"dup2" | b"dup3" if ok => {
                 if let Some((old, _)) = nth(0).and_then(fd_arg) {
                     let cloexec = c.name == b"dup3" && has(b"O_CLOEXEC");
                     self.tables.dup(key, old, ret, cloexec);
+                    self.dup_carry(key, old, ret);
                 }
             }
             b"fcntl" | b"fcntl64" => {
@@ -270,6 +275,7 @@ impl Shared {
                 match (cmd, fd) {
                     (b"F_DUPFD" | b"F_DUPFD_CLOEXEC", Some(old)) if ok => {
                         self.tables.dup(key, old, ret, cmd == b"F_DUPFD_CLOEXEC");
+                        self.dup_carry(key, old, ret);
                     }
                     (b"F_SETFD", Some(fd)) if ok => {
                         let on = nth(2).is_some_and(|f| contains(f, b"FD_CLOEXEC"));
@@ -283,6 +289,7 @@ impl Shared {
                 if ok || c.ret.errno == Some(b"EINTR") {
                     if let Some((fd, _)) = nth(0).and_then(fd_arg) {
                         self.tables.close(key, fd);
+                        self.reset_carry(key, fd);
                     }
                 }
             }
@@ -297,6 +304,22 @@ impl Shared {
                 if let (Some(first), Some(last)) = (num(nth(0)), num(nth(1))) {
                     let cloexec_only = has(b"CLOSE_RANGE_CLOEXEC");
                     self.tables.close_range(key, first, last, cloexec_only);
+                    if !cloexec_only {
+                        self.carries
+                            .retain(|&(k, fd, _), _| k != key || fd < first || fd > last);
+                    }
+                }
+            }
+            // The next data comes from elsewhere in the file: it continues nothing
+            // (`lseek(fd, 0, SEEK_CUR)` only asks where it is).
+            b"lseek" | b"_llseek" if ok => {
+                let asks = has(b"SEEK_CUR")
+                    && args(c.args)
+                        .skip(1)
+                        .filter(|a| a.first().is_some_and(|b| b.is_ascii_digit() || *b == b'-'))
+                        .all(|a| a == b"0");
+                if let (false, Some((fd, _))) = (asks, nth(0).and_then(fd_arg)) {
+                    self.reset_carry(key, fd);
                 }
             }
             b"execve" | b"execveat" if c.ret.value == Some(0) => self.tables.exec(key),
@@ -323,6 +346,7 @@ impl Shared {
                     let l = decoration_path(d).into_owned();
                     let k = ResKind::of_label(&l);
                     self.tables.open(key, ret, &l, k, has(b"CLOEXEC"));
+                    self.reset_carry(key, ret);
                 }
             }
         }

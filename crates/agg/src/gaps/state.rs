@@ -76,6 +76,8 @@ pub(super) struct CtxSlot {
     pub(super) hash: Option<HashInfo>,
     pub(super) class: CallClass,
     pub(super) first: bool,
+    /// A data call: its fd's carry before it, to redact what continues earlier data.
+    pub(super) feed: Option<Feed>,
 }
 
 impl CtxSlot {
@@ -91,6 +93,7 @@ impl CtxSlot {
         self.hash = None;
         self.class = CallClass::Other;
         self.first = false;
+        self.feed = None;
     }
 
     pub(super) fn next_res(&mut self) -> Option<&mut ResRef> {
@@ -137,6 +140,8 @@ impl CtxSlot {
     /// The text shown for this call: shortened, secrets redacted.
     pub(super) fn render(&self, scratch: &mut Vec<u8>) -> Box<[u8]> {
         let mut out = Vec::new();
+        // A copy: rendering replays the carry, the slot keeps the state before the call.
+        let mut feed = self.feed;
         match self.shape {
             Shape::Call => {
                 render_call(
@@ -147,10 +152,20 @@ impl CtxSlot {
                     self.dur,
                     false,
                     scratch,
+                    feed.as_mut(),
                 );
             }
             Shape::Unfinished => {
-                render_call(&mut out, &self.name, &self.args, None, None, true, scratch);
+                render_call(
+                    &mut out,
+                    &self.name,
+                    &self.args,
+                    None,
+                    None,
+                    true,
+                    scratch,
+                    feed.as_mut(),
+                );
             }
             Shape::Signal => render_signal(&mut out, &self.ret, &self.args, scratch),
             Shape::Text => out.extend_from_slice(&self.text),

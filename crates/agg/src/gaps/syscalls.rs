@@ -138,11 +138,6 @@ pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     None
 }
 
-pub(super) fn find_ci(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len().max(1))
-        .any(|w| w.eq_ignore_ascii_case(needle))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
