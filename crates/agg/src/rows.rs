@@ -3,15 +3,81 @@
 
 use serde::Serialize;
 
-/// Append `s` to `out` as a CSV field: always quoted, quotes doubled (RFC 4180), so
-/// that commas, quotes and line breaks in log text never shift a column.
-pub fn csv_field(s: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
-    for b in s.bytes() {
-        if b == b'"' {
-            out.push(b'"');
+/// How [`csv_field`] writes text that may come from a log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CsvStyle {
+    /// For spreadsheets (the default): a value starting with `=`, `+`, `-`, `@`, tab or
+    /// CR gets a `'` in front, so that no spreadsheet runs it as a formula (OWASP's
+    /// rule against CSV injection), and control characters anywhere in it (C0 with
+    /// tab, CR and LF, DEL, C1, the bidi controls and the line/paragraph separators)
+    /// are written as `\xHH` / `\u{..}`, as terminal tables write them.
+    #[default]
+    Safe,
+    /// The value as it is, only quoted (`--csv-raw`).
+    Raw,
+}
+
+impl CsvStyle {
+    /// [`CsvStyle::Raw`] if `raw`, else [`CsvStyle::Safe`].
+    pub fn raw_if(raw: bool) -> CsvStyle {
+        if raw {
+            CsvStyle::Raw
+        } else {
+            CsvStyle::Safe
         }
-        out.push(b);
+    }
+}
+
+/// Whether a spreadsheet may take a value starting with `c` for a formula: `=`, `+`,
+/// `-`, `@`, tab and CR (OWASP).
+fn formula_start(c: char) -> bool {
+    matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r')
+}
+
+/// Whether `c` is shown escaped: control characters (C0, DEL, C1), the line and
+/// paragraph separators and the bidi embedding, override and isolate controls. The
+/// one definition for terminal text (`tlsgap_output::escape::terminal`) and CSV.
+pub fn is_escaped_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Append `s` to `out` as a CSV field: always quoted, quotes doubled (RFC 4180), so
+/// that commas, quotes and line breaks in log text never shift a column. With
+/// [`CsvStyle::Safe`], a value starting with `=`, `+`, `-`, `@`, tab or CR is written
+/// with a `'` first, and control characters as `\xHH` / `\u{..}` (a line break
+/// too, so that every row is one line); for text cells only: numbers are written
+/// by their callers, never through here.
+pub fn csv_field(s: &str, style: CsvStyle, out: &mut Vec<u8>) {
+    out.push(b'"');
+    if style == CsvStyle::Raw {
+        for b in s.bytes() {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+        return;
+    }
+    if s.starts_with(formula_start) {
+        out.push(b'\'');
+    }
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        if is_escaped_control(c) {
+            let n = u32::from(c);
+            let esc = if n < 0x100 {
+                format!("\\x{n:02X}")
+            } else {
+                format!("\\u{{{n:x}}}")
+            };
+            out.extend_from_slice(esc.as_bytes());
+        } else if c == '"' {
+            out.extend_from_slice(b"\"\"");
+        } else {
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
     }
     out.push(b'"');
 }
@@ -116,5 +182,70 @@ impl Rows {
     pub fn push(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(row.len(), self.columns.len(), "row length");
         self.rows.push(row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(s: &str, style: CsvStyle) -> String {
+        let mut v = Vec::new();
+        csv_field(s, style, &mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn formula_starts_get_a_quote_mark() {
+        let safe = |s| field(s, CsvStyle::Safe);
+        assert_eq!(safe("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(safe("+1"), "\"'+1\"");
+        assert_eq!(safe("-2+3"), "\"'-2+3\"");
+        assert_eq!(safe("@SUM(A1)"), "\"'@SUM(A1)\"");
+        // Tab and CR are judged as they stand in the log, then escaped.
+        assert_eq!(safe("\tx"), "\"'\\x09x\"");
+        assert_eq!(safe("\rx"), "\"'\\x0Dx\"");
+        // Only the first character counts.
+        assert_eq!(safe("a=1"), "\"a=1\"");
+        assert_eq!(safe(" =1"), "\" =1\"");
+        assert_eq!(safe("'=1"), "\"'=1\"");
+    }
+
+    #[test]
+    fn quotes_commas_and_plain_values() {
+        let safe = |s| field(s, CsvStyle::Safe);
+        assert_eq!(safe("a \"b\",c"), "\"a \"\"b\"\",c\"");
+        assert_eq!(
+            safe("Mozilla/5.0 (X11; Linux) é"),
+            "\"Mozilla/5.0 (X11; Linux) é\""
+        );
+        assert_eq!(safe("TLS_AES_128_GCM_SHA256"), "\"TLS_AES_128_GCM_SHA256\"");
+        assert_eq!(safe(""), "\"\"");
+    }
+
+    #[test]
+    fn controls_and_bidi_are_escaped() {
+        let safe = |s| field(s, CsvStyle::Safe);
+        assert_eq!(safe("ECDHE-\u{1b}[31mEVIL"), "\"ECDHE-\\x1B[31mEVIL\"");
+        assert_eq!(
+            safe("a\nb\r\nc\u{7f}\u{9b}"),
+            "\"a\\x0Ab\\x0D\\x0Ac\\x7F\\x9B\""
+        );
+        assert_eq!(safe("gpj.\u{202e}exe"), "\"gpj.\\u{202e}exe\"");
+        assert_eq!(safe("x\u{2066}y\u{2028}"), "\"x\\u{2066}y\\u{2028}\"");
+    }
+
+    #[test]
+    fn raw_only_quotes() {
+        let raw = |s| field(s, CsvStyle::Raw);
+        assert_eq!(raw("=HYPERLINK(\"x\")"), "\"=HYPERLINK(\"\"x\"\")\"");
+        for s in ["+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain"] {
+            assert_eq!(raw(s), format!("\"{s}\""));
+        }
+        assert_eq!(raw("a \"b\",c\nd"), "\"a \"\"b\"\",c\nd\"");
+        assert_eq!(raw("\u{1b}[31m\u{202e}"), "\"\u{1b}[31m\u{202e}\"");
+        assert_eq!(CsvStyle::raw_if(true), CsvStyle::Raw);
+        assert_eq!(CsvStyle::raw_if(false), CsvStyle::Safe);
+        assert_eq!(CsvStyle::default(), CsvStyle::Safe);
     }
 }

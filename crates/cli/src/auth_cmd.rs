@@ -2,6 +2,7 @@
 //! and strace traces, joined and ranked.
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
@@ -48,6 +49,14 @@ fn sort_inputs(args: &AuthArgs) -> (Vec<String>, Vec<String>) {
 /// Run `tlsgap auth`.
 pub fn run(args: AuthArgs) -> Result<ExitCode> {
     let out_path = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let read: Vec<PathBuf> = args
+        .log
+        .iter()
+        .chain(&args.traces)
+        .chain(&args.htpasswd)
+        .cloned()
+        .collect();
+    crate::run::refuse_clobber(&read, &[("-o", out_path)])?;
     if args.format == RowsFormat::Parquet && out_path.is_none() {
         bail!("--format parquet needs -o PATH");
     }
@@ -83,7 +92,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
     let mut out = output::open(out_path)?;
     match args.format {
         RowsFormat::Table => out.write_all(table(&report).as_bytes())?,
-        RowsFormat::Csv => Csv.emit(&auth_rows(&report), &mut out)?,
+        RowsFormat::Csv => Csv { raw: args.csv.raw }.emit(&auth_rows(&report), &mut out)?,
         RowsFormat::Json => emit::json(&report, &mut out)?,
         RowsFormat::Parquet => Parquet.emit(&auth_rows(&report), &mut out)?,
     }

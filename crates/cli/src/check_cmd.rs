@@ -33,9 +33,11 @@
 //! Usage errors exit 3 too, as the guidelines want, through [`clap_error_exit`] in
 //! `run()`; `--help` and `--version` exit 0.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
-use tlsgap_engine::check::{self, num, unknown, CheckOptions, CheckResult, Limits, State};
+use tlsgap_engine::check::{self, num, unknown, CheckOptions, CheckResult, Checked, Limits, State};
+use tlsgap_engine::lines::RunSummary;
 
 use crate::cli::CheckArgs;
 use crate::run::LogRun;
@@ -50,15 +52,34 @@ fn clean(s: &str) -> String {
 /// Run `tlsgap check`: prints the status line and returns the state's exit code.
 /// Never returns an error: whatever goes wrong is UNKNOWN (exit 3).
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let result = evaluate(args);
-    #[allow(clippy::print_stdout)]
-    {
-        println!("{}", result.status_line(clean));
+    let (mut result, pending) = evaluate(args);
+    let line = format!("{}\n", result.status_line(clean));
+    let mut out = std::io::stdout().lock();
+    let shown = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+    // --state is saved only once the status line is out.
+    if let (Ok(()), Some(mut run)) = (shown, pending) {
+        if let Err(e) = run.commit_state() {
+            result = unknown(format!("{e:#}"));
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("tlsgap: error: {}", clean(&format!("{e:#}")));
+            }
+            return Ok(ExitCode::from(result.state.exit_code()));
+        }
     }
     Ok(ExitCode::from(result.state.exit_code()))
 }
 
-fn evaluate(args: CheckArgs) -> CheckResult {
+fn evaluate(args: CheckArgs) -> (CheckResult, Option<RunSummary>) {
+    let checked = judge_args(args);
+    (checked.result, checked.state)
+}
+
+fn judge_args(args: CheckArgs) -> Checked {
+    let unknown = |why: String| Checked {
+        result: unknown(why),
+        state: None,
+    };
     let pairs = [
         ("legacy", args.legacy_warn, args.legacy_crit),
         ("insecure", args.insecure_warn, args.insecure_crit),
@@ -80,7 +101,7 @@ fn evaluate(args: CheckArgs) -> CheckResult {
         .as_ref()
         .is_some_and(|p| p.as_os_str() != "-")
     {
-        return unknown("usage: check writes its status line to standard output; drop -o");
+        return unknown("usage: check writes its status line to standard output; drop -o".into());
     }
     // With --htpasswd and no log file, only the htpasswd file is checked (a monitoring
     // plugin has no standard input to read).

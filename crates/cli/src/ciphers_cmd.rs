@@ -65,7 +65,7 @@ pub fn run(args: CiphersArgs) -> Result<ExitCode> {
             out.write_all(table(&views, asked).as_bytes())?;
         }
         CiphersFormat::Json => emit::json(&views, &mut out)?,
-        CiphersFormat::Csv => Csv.emit(&rows(&views), &mut out)?,
+        CiphersFormat::Csv => Csv { raw: args.csv.raw }.emit(&rows(&views), &mut out)?,
     }
     out.finish()?;
     if missing > 0 {
@@ -109,7 +109,9 @@ fn explain_string(string: &str, args: &CiphersArgs) -> Result<ExitCode> {
             out.write_all(explain::table(&policy).as_bytes())?;
         }
         CiphersFormat::Json => emit::json(&rows, &mut out)?,
-        CiphersFormat::Csv => Csv.emit(&explain::explain_rows(&rows), &mut out)?,
+        CiphersFormat::Csv => {
+            Csv { raw: args.csv.raw }.emit(&explain::explain_rows(&rows), &mut out)?
+        }
     }
     out.finish()?;
     Ok(Exit::Success.into())

@@ -144,6 +144,13 @@ pub struct InputArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// The line cap: a longer line is malformed (`too_long`); its first BYTES are kept
+    /// for --invalid-lines and the rest is skipped, so memory stays flat on any input.
+    ///
+    /// A number of bytes, or with K, M or G (powers of 1024). Default 1M.
+    #[arg(long, value_name = "BYTES", default_value = "1M", value_parser = parse_bytes)]
+    pub max_line_bytes: usize,
+
     #[command(flatten)]
     pub state: StateArgs,
 
@@ -160,6 +167,9 @@ pub struct TlsArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
     pub format: TlsFormat,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
 
     /// Count every request, or every distinct client once (its first TLS request
     /// decides its protocol and cipher; see --client-key).
@@ -186,6 +196,9 @@ pub struct ExportArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormat::Ndjson)]
     pub format: ExportFormat,
 
+    #[command(flatten)]
+    pub csv: CsvArgs,
+
     /// Write a hive-style dataset into the directory `-o DIR` (parquet only).
     ///
     /// `date`: DIR/date=YYYY-MM-DD/part-HOST-N.parquet, the date of each line in the
@@ -197,6 +210,27 @@ pub struct ExportArgs {
     /// `[A-Za-z0-9._-]`). Only with --partition-by.
     #[arg(long, value_name = "NAME", requires = "partition_by")]
     pub host: Option<String>,
+}
+
+/// `--csv-raw`, flattened into every command with `--format csv`.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct CsvArgs {
+    /// Write CSV fields as they are: no ' before values a spreadsheet would run as a
+    /// formula (=, +, -, @, tab, CR), no escaping of control bytes.
+    ///
+    /// For --format csv. By default a text field that starts with one of those gets a '
+    /// in front, and control characters (line breaks included) and bidi controls in
+    /// text fields are written as \xHH / \u{..}, as in tables; numbers are never
+    /// changed. Fields are quoted either way (RFC 4180).
+    #[arg(long = "csv-raw", id = "csv_raw")]
+    pub raw: bool,
+}
+
+impl CsvArgs {
+    /// How text fields are written.
+    pub fn style(self) -> tlsgap_agg::rows::CsvStyle {
+        tlsgap_agg::rows::CsvStyle::raw_if(self.raw)
+    }
 }
 
 /// `export --partition-by`.
@@ -237,6 +271,9 @@ pub struct WhatifArgs {
     /// with its decision.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
     pub format: RowsFormat,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
 }
 
 /// `tlsgap gaps`.
@@ -263,6 +300,9 @@ pub struct GapsArgs {
     /// Output format; csv and parquet rows: every gap, then every blocked interval.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
     pub format: RowsFormat,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
 
     /// Write the result here instead of standard output (`-` = stdout).
     #[arg(short, long, value_name = "PATH")]
@@ -325,6 +365,9 @@ pub struct AuthArgs {
     /// Output format; csv and parquet rows: one per user.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
     pub format: RowsFormat,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
 
     /// Write the result here instead of standard output.
     #[arg(short, long, value_name = "PATH")]
@@ -411,6 +454,9 @@ pub struct CiphersArgs {
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CiphersFormat::Table)]
     pub format: CiphersFormat,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
 
     /// Write the result here instead of standard output.
     #[arg(short, long, value_name = "PATH")]
@@ -617,6 +663,9 @@ pub struct MergeArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TlsFormat::Table)]
     pub format: TlsFormat,
 
+    #[command(flatten)]
+    pub csv: CsvArgs,
+
     /// Count every request, or every distinct client once (its earliest TLS request
     /// decides its protocol and cipher; see --client-key).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = CountArg::Requests)]
@@ -673,6 +722,28 @@ impl StateArgs {
             lock_wait: self.lock_wait,
         })
     }
+}
+
+/// `4096`, `64K`, `1M`, `1G` (powers of 1024), at least 1.
+fn parse_bytes(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => (t.get(..i).unwrap_or(""), t.get(i..).unwrap_or("")),
+        None => (t, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().trim_end_matches(['B', 'I']) {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("{s:?} is not a size (a number, or with K, M or G)")),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(1usize << shift))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{s:?} is not a usable size (at least 1 byte)"))
 }
 
 fn parse_seconds(s: &str) -> Result<Duration, String> {

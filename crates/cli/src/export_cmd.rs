@@ -9,7 +9,6 @@ use tlsgap_engine::export::{self, DatasetTarget, ExportOptions, RowFormat};
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::run::{note, Exit, LogRun};
-use tlsgap_output::file as output;
 
 /// Run `tlsgap export`.
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
@@ -35,10 +34,12 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
             dir: dir.to_path_buf(),
             host,
         };
-        let outcome = export::run_dataset(&log.opts, &target)?;
+        let mut outcome = export::run_dataset(&log.opts, &target)?;
         if outcome.run.strict_hit.is_some() {
             return Ok(Exit::Partial.into());
         }
+        // The dataset's parts are in place (written, synced, renamed): now the state.
+        outcome.run.commit_state()?;
         log.summary(&outcome.run);
         if let (Some(written), false) = (&outcome.written, log.quiet) {
             note(&written.to_string());
@@ -47,19 +48,19 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     }
     let opts = ExportOptions {
         format: match kind {
-            ExportFormat::Csv => RowFormat::Csv,
+            ExportFormat::Csv => RowFormat::Csv(args.csv.style()),
             ExportFormat::Ndjson => RowFormat::Ndjson,
             ExportFormat::Parquet => RowFormat::Parquet,
         },
     };
-    let mut out = output::open(log.output.as_deref())?;
-    let outcome = export::run(&log.opts, &opts, &mut out)?;
+    let mut out = log.open_output()?;
+    let mut outcome = export::run(&log.opts, &opts, &mut out)?;
     if outcome.run.strict_hit.is_some() {
         // An `-o` file stays unwritten (its temporary file is removed on drop), so a
         // stopped run never leaves a complete-looking export behind.
         return Ok(Exit::Partial.into());
     }
-    out.finish()?;
+    crate::run::deliver(vec![out], &mut outcome.run)?;
     log.summary(&outcome.run);
     Ok(Exit::partial_if(outcome.run.input_failed()).into())
 }

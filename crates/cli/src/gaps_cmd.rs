@@ -19,6 +19,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
     {
         bail!("--format parquet needs -o PATH");
     }
+    crate::run::refuse_clobber(&args.traces, &[("-o", args.output.as_deref())])?;
     let opts = GapsOptions {
         traces: args
             .traces
@@ -34,7 +35,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
     let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;
     match args.format {
         RowsFormat::Table => out.write_all(tlsgap_output::gaps::render(&report).as_bytes())?,
-        RowsFormat::Csv => Csv.emit(&gap_table(&report), &mut out)?,
+        RowsFormat::Csv => Csv { raw: args.csv.raw }.emit(&gap_table(&report), &mut out)?,
         RowsFormat::Json => emit::json(&report, &mut out)?,
         RowsFormat::Parquet => Parquet.emit(&gap_table(&report), &mut out)?,
     }

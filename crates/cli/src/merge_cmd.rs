@@ -18,6 +18,8 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
     if args.format == TlsFormat::Parquet && output_path.is_none() {
         bail!("--format parquet needs -o PATH");
     }
+    let read: Vec<std::path::PathBuf> = args.paths.iter().map(Into::into).collect();
+    crate::run::refuse_clobber(&read, &[("-o", output_path.as_deref())])?;
     let opts = MergeOptions {
         paths: args.paths.clone(),
         count: mode,
@@ -49,7 +51,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
             summary: summary.clone(),
         }
         .emit(&report, &mut out)?,
-        TlsFormat::Csv => Csv.emit(&report, &mut out)?,
+        TlsFormat::Csv => Csv { raw: args.csv.raw }.emit(&report, &mut out)?,
         TlsFormat::Json => Json.emit(&report, &mut out)?,
         TlsFormat::Parquet => Parquet.emit(&report, &mut out)?,
         TlsFormat::Prom => {

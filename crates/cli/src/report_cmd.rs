@@ -55,6 +55,18 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     // `-o -` counts as asking for the text (on stdout).
     let want_text = text || input.output.is_some() || html.is_none();
     let log = LogRun::new(input)?;
+    let read: Vec<PathBuf> = log
+        .opts
+        .inputs
+        .iter()
+        .map(PathBuf::from)
+        .chain(traces.iter().cloned())
+        .chain(htpasswd.iter().cloned())
+        .collect();
+    crate::run::refuse_clobber(
+        &read,
+        &[("--html", html.as_deref()), ("-o", log.output.as_deref())],
+    )?;
     if let (Some(h), Some(o)) = (&html, &log.output) {
         if h == o {
             bail!("--html and -o name the same file: the text would overwrite the page");
@@ -76,7 +88,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         client_key: client_key.into(),
         auth,
     };
-    let outcome = report::run(&log.opts, &opts)?;
+    let mut outcome = report::run(&log.opts, &opts)?;
     if outcome.run.strict_hit.is_some() {
         return Ok(Exit::Partial.into());
     }
@@ -94,18 +106,22 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         auth: outcome.auth.as_ref(),
         notes: outcome.notes.clone(),
     };
+    // Both outputs are written before either is put in place, and --state is saved
+    // only after both.
+    let mut outs = Vec::new();
     if let Some(path) = &html {
         let rendered = render(data(), "report.html")?;
         let mut out = output::open(Some(path))?;
         out.write_all(rendered.as_bytes())?;
-        out.finish()?;
+        outs.push(out);
     }
     if want_text {
         let rendered = render(data(), "report.txt")?;
-        let mut out = output::open(log.output.as_deref())?;
+        let mut out = log.open_output()?;
         out.write_all(rendered.as_bytes())?;
-        out.finish()?;
+        outs.push(out);
     }
+    crate::run::deliver(outs, &mut outcome.run)?;
     log.summary(&outcome.run);
     Ok(Exit::partial_if(outcome.run.input_failed() || outcome.auth_failed).into())
 }

@@ -2,7 +2,7 @@
 //! error (escaped), the progress bar, the summary line and typed exit codes.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,7 @@ use tlsgap_engine::window::{window_from_args, Window, Zone};
 use tlsgap_engine::{Level, Notes, RunOptions};
 
 use crate::cli::{InputArgs, WindowArgs};
-use tlsgap_output::escape;
+use tlsgap_output::{escape, file as output};
 
 /// The exit codes of every command but `check` (which has the monitoring-plugin
 /// states).
@@ -124,6 +124,24 @@ impl LogRun {
             .filter(|&n| n > 0)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let quiet = a.quiet;
+        let output = a.output.filter(|p| p.as_os_str() != "-");
+        // Nothing is read before it is clear that no output destroys an input.
+        let input_paths: Vec<&Path> = if a.files.is_empty() {
+            vec![Path::new("-")]
+        } else {
+            a.files.iter().map(PathBuf::as_path).collect()
+        };
+        let mut outputs: Vec<(&str, &Path)> = Vec::new();
+        if let Some(o) = &output {
+            outputs.push(("-o", o));
+        }
+        if let Some(p) = &a.invalid_lines {
+            outputs.push(("--invalid-lines", p));
+        }
+        if let Some(p) = &a.state.state {
+            outputs.push(("--state", p));
+        }
+        tlsgap_engine::clash::check(&input_paths, &outputs)?;
         let window = window(&a.window, quiet)?;
         let progress: Option<Arc<dyn tlsgap_engine::Progress>> = if bar_wanted(quiet) {
             Some(Arc::new(Bar::default()))
@@ -139,13 +157,21 @@ impl LogRun {
                 strict: a.strict,
                 invalid_lines: a.invalid_lines,
                 state: a.state.config(),
+                max_line_bytes: a.max_line_bytes,
                 notes: stderr_notes(quiet),
                 progress,
             },
-            output: a.output.filter(|p| p.as_os_str() != "-"),
+            output,
             quiet,
             tz: a.window.tz,
         })
+    }
+
+    /// Open `-o` (or standard output) for this run: with `--state`, a reader that
+    /// goes away is no error and the run goes on to record its state (see
+    /// [`deliver`]).
+    pub fn open_output(&self) -> Result<output::Output> {
+        Ok(output::open(self.output.as_deref())?.drain_closed_pipe(self.opts.state.is_some()))
     }
 
     /// The summary line on standard error, unless quiet.
@@ -154,6 +180,43 @@ impl LogRun {
             note(&run.line());
         }
     }
+}
+
+/// Refuse (before anything is read) outputs that are one of the `inputs` or each
+/// other: `(flag, path)`, `None` paths and `-` skipped. No inputs means standard input.
+pub fn refuse_clobber(inputs: &[PathBuf], outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    let stdin = [PathBuf::from("-")];
+    let inputs: Vec<&Path> = if inputs.is_empty() {
+        &stdin[..]
+    } else {
+        inputs
+    }
+    .iter()
+    .map(PathBuf::as_path)
+    .collect();
+    let outputs: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(flag, p)| p.map(|p| (*flag, p)))
+        .collect();
+    tlsgap_engine::clash::check(&inputs, &outputs)?;
+    Ok(())
+}
+
+/// Finish the run's outputs (written, flushed to disk, renamed into place), then save
+/// its `--state`: a result that could not be written is never recorded as delivered,
+/// and the next run reads the same lines again. A pipe whose reader went away counts
+/// as written (see [`output::Output::drain_closed_pipe`]).
+pub fn deliver(outputs: Vec<output::Output>, run: &mut RunSummary) -> Result<()> {
+    for out in outputs {
+        if let Err(e) = out.finish() {
+            if run.state_pending() {
+                note("--state not advanced: the result was not written (the next run reads these lines again)");
+            }
+            return Err(e.into());
+        }
+    }
+    run.commit_state()?;
+    Ok(())
 }
 
 /// Whether a bar should be shown: stderr is a terminal, not quiet, not CI.

@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use tlsgap_engine::tls::{self, TlsOptions, TlsOutcome};
 use tlsgap_output::emit::{self, Csv, Emitter, Json, Parquet, Table};
 use tlsgap_output::periods::{period_table, periods_json};
-use tlsgap_output::{escape, file as output, prom};
+use tlsgap_output::{escape, prom};
 
 use crate::cli::{TlsArgs, TlsFormat};
 use crate::run::{Exit, LogRun};
@@ -30,7 +30,7 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
     };
     let TlsOutcome {
         report,
-        run,
+        mut run,
         newest_us,
         periods,
     } = tls::run(&log.opts, &opts)?;
@@ -38,7 +38,7 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
         return Ok(Exit::Partial.into());
     }
     let summary = escape::terminal(&run.line()).into_owned();
-    let mut out = output::open(log.output.as_deref())?;
+    let mut out = log.open_output()?;
     match (format_choice, &periods) {
         (TlsFormat::Table, _) => {
             Table {
@@ -49,8 +49,8 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
                 out.write_all(period_table(rows).as_bytes())?;
             }
         }
-        (TlsFormat::Csv, Some(rows)) => Csv.emit(rows, &mut out)?,
-        (TlsFormat::Csv, None) => Csv.emit(&report, &mut out)?,
+        (TlsFormat::Csv, Some(rows)) => Csv { raw: args.csv.raw }.emit(rows, &mut out)?,
+        (TlsFormat::Csv, None) => Csv { raw: args.csv.raw }.emit(&report, &mut out)?,
         (TlsFormat::Json, Some(rows)) => {
             let mut v = serde_json::to_value(&report)?;
             if let Some(obj) = v.as_object_mut() {
@@ -69,7 +69,7 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
             out.write_all(prom::render(&report, newest, now).as_bytes())?;
         }
     }
-    out.finish()?;
+    crate::run::deliver(vec![out], &mut run)?;
     if format_choice != TlsFormat::Table {
         log.summary(&run);
     }

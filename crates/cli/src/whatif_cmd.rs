@@ -10,9 +10,9 @@ use tlsgap_engine::whatif::{self, WhatifOptions, WhatifOutcome};
 use crate::cli::{RowsFormat, WhatifArgs};
 use crate::run::{Exit, LogRun};
 use tlsgap_output::emit::{self, Csv, Emitter, Parquet};
+use tlsgap_output::escape;
 use tlsgap_output::explain;
 use tlsgap_output::whatif::table;
-use tlsgap_output::{escape, file as output};
 
 /// Run `tlsgap whatif`.
 pub fn run(args: WhatifArgs) -> Result<ExitCode> {
@@ -32,12 +32,12 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
         top: args.top,
         client_key: args.client_key.into(),
     };
-    let WhatifOutcome { report, run } = whatif::run(&log.opts, &opts)?;
+    let WhatifOutcome { report, mut run } = whatif::run(&log.opts, &opts)?;
     if run.strict_hit.is_some() {
         return Ok(Exit::Partial.into());
     }
     let summary = escape::terminal(&run.line()).into_owned();
-    let mut out = output::open(log.output.as_deref())?;
+    let mut out = log.open_output()?;
     match format_choice {
         RowsFormat::Table => {
             out.write_all(table(&report, &summary).as_bytes())?;
@@ -45,7 +45,7 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
                 out.write_all(format!("\nthe policy, expanded\n{t}").as_bytes())?;
             }
         }
-        RowsFormat::Csv => Csv.emit(&whatif_rows(&report), &mut out)?,
+        RowsFormat::Csv => Csv { raw: args.csv.raw }.emit(&whatif_rows(&report), &mut out)?,
         RowsFormat::Json => match &explained {
             Some(rows) => {
                 let mut v = serde_json::to_value(&report)?;
@@ -58,7 +58,7 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
         },
         RowsFormat::Parquet => Parquet.emit(&whatif_rows(&report), &mut out)?,
     }
-    out.finish()?;
+    crate::run::deliver(vec![out], &mut run)?;
     if format_choice != RowsFormat::Table {
         log.summary(&run);
     }

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use tlsgap_auth::{AuthFileReport, MeasureOptions};
 
+use crate::lines::RunSummary;
 use crate::tls::{self, TlsOptions};
 use crate::RunOptions;
 
@@ -177,15 +178,41 @@ pub fn unknown(why: impl std::fmt::Display) -> CheckResult {
 }
 
 /// Judge the logs (if any) and the htpasswd file (if any).
-pub fn run(logs: Option<&RunOptions>, opts: &CheckOptions) -> CheckResult {
+pub fn run(logs: Option<&RunOptions>, opts: &CheckOptions) -> Checked {
+    let mut pending = None;
+    let result = judge(logs, opts, &mut pending);
+    // An UNKNOWN state judged nothing: the lines are read again next time.
+    let state = pending.filter(|_| result.unknown.is_none());
+    Checked { result, state }
+}
+
+/// A check's result, and the run over the logs whose `--state` is still to be saved
+/// ([`RunSummary::commit_state`], once the status line is out).
+#[derive(Debug)]
+pub struct Checked {
+    /// The result.
+    pub result: CheckResult,
+    /// The run over the logs, when there was one.
+    pub state: Option<RunSummary>,
+}
+
+fn judge(
+    logs: Option<&RunOptions>,
+    opts: &CheckOptions,
+    pending: &mut Option<RunSummary>,
+) -> CheckResult {
     let mut items: Vec<Item> = Vec::new();
     let mut tail = String::new();
 
     if let Some(run) = logs {
-        let collected = match tls::run(run, &TlsOptions::default()) {
+        let mut collected = match tls::run(run, &TlsOptions::default()) {
             Ok(c) => c,
             Err(e) => return unknown(format!("{e:#}")),
         };
+        *pending = Some(RunSummary {
+            state: collected.run.state.take(),
+            ..RunSummary::default()
+        });
         if collected.run.strict_hit.is_some() {
             return unknown("--strict: stopped at a malformed line (see standard error)");
         }

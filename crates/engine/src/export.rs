@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use polars::prelude::{BatchedWriter, DataFrame, ParquetWriter};
 use tlsgap_agg::export::Source;
 use tlsgap_agg::frame::FrameBuilder;
+use tlsgap_agg::rows::CsvStyle;
 use tlsgap_agg::{ExportSchema, Value};
 use tlsgap_parser::Timestamp;
 
@@ -19,8 +20,9 @@ use crate::{bail, err, Result, RunOptions};
 /// How rows are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowFormat {
-    /// A header row, then comma-separated values; text fields quoted.
-    Csv,
+    /// A header row, then comma-separated values; text fields quoted, and with
+    /// [`CsvStyle::Safe`] neutralised for spreadsheets and control bytes escaped.
+    Csv(CsvStyle),
     /// One JSON object per line.
     Ndjson,
     /// Apache Parquet.
@@ -123,7 +125,7 @@ impl Job for ExportJob<'_> {
                 return;
             }
             match self.kind {
-                RowFormat::Csv => csv_row(&values, &mut text),
+                RowFormat::Csv(style) => csv_row(&values, style, &mut text),
                 RowFormat::Ndjson => ndjson_row(&self.schema, &values, &mut text),
                 RowFormat::Parquet => {
                     if let Some(f) = frame.as_mut() {
@@ -144,14 +146,16 @@ impl Job for ExportJob<'_> {
     }
 }
 
-fn csv_row(values: &[Value<'_>], out: &mut Vec<u8>) {
+/// One CSV line: text through [`tlsgap_agg::rows::csv_field`] in `style`; numbers
+/// and times (never formulas) as they are.
+fn csv_row(values: &[Value<'_>], style: CsvStyle, out: &mut Vec<u8>) {
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         match v {
             Value::Null => {}
-            Value::Text(s) => tlsgap_agg::rows::csv_field(s, out),
+            Value::Text(s) => tlsgap_agg::rows::csv_field(s, style, out),
             Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
             Value::Float(x) => out.extend_from_slice(x.to_string().as_bytes()),
             Value::Time(t) => out.extend_from_slice(t.to_string().as_bytes()),
@@ -203,7 +207,7 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
         names: prepared.names.clone(),
         partition_time: None,
     };
-    if kind == RowFormat::Csv {
+    if matches!(kind, RowFormat::Csv(_)) {
         let header: Vec<&str> = schema.columns.iter().map(|c| c.name.as_str()).collect();
         writeln!(out, "{}", header.join(","))?;
     }

@@ -96,7 +96,8 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
             .map(|n| if n == "-" { "stdin" } else { n })
             .collect();
         return Err(crate::err!(
-            "no strace output in {} ({} lines read, none a system call, signal or exit): \
+            "nothing could be processed: no strace output in {} ({} lines read, none a \
+             system call, signal or exit): \
              give the files strace -o wrote, or its standard error",
             shown.join(", "),
             report.lines.total
@@ -261,14 +262,18 @@ pub fn feed(
         also(hint, line);
     };
     // Big blocks, lines split in place: no copy per line. `filled` bytes are in
-    // `buf`, of which `start..` are not yet fed (the head of a line).
+    // `buf`, of which `start..` are not yet fed (the head of a line). A line longer
+    // than the cap is fed cut at the cap and the rest of it is skipped (`skipping`),
+    // so memory stays flat on a newline-free input.
+    let cap = crate::DEFAULT_MAX_LINE_BYTES;
     let mut buf = vec![0u8; 1 << 20];
     let mut start = 0;
     let mut filled = 0;
     let mut bytes = 0u64;
+    let mut skipping = false;
     loop {
         if start > 0 && filled == buf.len() {
-            // Move the unfinished line to the front; grow if it fills the buffer.
+            // Move the unfinished line to the front.
             buf.copy_within(start..filled, 0);
             filled -= start;
             start = 0;
@@ -293,9 +298,22 @@ pub fn feed(
             }
             break;
         }
-        let from = filled;
+        let mut search = filled;
         filled += n;
-        let mut search = from;
+        if skipping {
+            match memchr::memchr(b'\n', buf.get(search..filled).unwrap_or_default()) {
+                Some(p) => {
+                    skipping = false;
+                    start = search + p + 1;
+                    search = start;
+                }
+                None => {
+                    bytes += n as u64;
+                    (start, filled) = (0, 0);
+                    continue;
+                }
+            }
+        }
         while let Some(p) = memchr::memchr(b'\n', buf.get(search..filled).unwrap_or_default()) {
             let end = search + p + 1;
             let raw = buf.get(start..end).unwrap_or_default();
@@ -303,6 +321,13 @@ pub fn feed(
             line_of(analyzer, &mut report, raw);
             start = end;
             search = end;
+        }
+        if filled - start > cap {
+            let head = buf.get(start..start + cap).unwrap_or_default();
+            line_of(analyzer, &mut report, head);
+            bytes += (filled - start) as u64;
+            skipping = true;
+            start = filled;
         }
         if start == filled {
             start = 0;

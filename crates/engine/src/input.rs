@@ -6,7 +6,7 @@
 //! mapping kills the process with SIGBUS, while a short read is just the end.
 
 use std::fs::File;
-use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 
 /// The compression of an input, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,19 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// The compression of the file at `path`, from its first bytes (`None` when it
+    /// cannot be read).
+    pub fn of_file(path: &str) -> Compression {
+        let mut magic = Vec::with_capacity(4);
+        match File::open(path) {
+            Ok(f) => {
+                let _ = f.take(4).read_to_end(&mut magic);
+                Compression::sniff(&magic)
+            }
+            Err(_) => Compression::None,
+        }
+    }
+
     fn sniff(head: &[u8]) -> Compression {
         match head {
             [0x1f, 0x8b, ..] => Compression::Gzip,
@@ -74,7 +87,7 @@ impl Input {
         let chained = Cursor::new(magic).chain(raw);
         let reader: Box<dyn Read + Send> = match compression {
             Compression::None => Box::new(chained),
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(chained)),
+            Compression::Gzip => Box::new(GzMembers::new(BufReader::new(chained))),
             Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(chained)?),
             Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(chained)),
         };
@@ -118,7 +131,7 @@ impl Input {
             file.seek(SeekFrom::Start(0))?;
             let raw = BufReader::with_capacity(1 << 16, file);
             match compression {
-                Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
+                Compression::Gzip => Box::new(GzMembers::new(raw)),
                 Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw)?),
                 Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
                 Compression::None => Box::new(raw),
@@ -171,6 +184,69 @@ impl Read for Input {
         }
         self.reader.read(buf)
     }
+}
+
+/// gzip data as `gzip -d` reads it: members one after another, and zero bytes after
+/// the last member ignored (tape-style padding, which `gzip -t` accepts); anything
+/// else after a member is damage.
+struct GzMembers<R: BufRead> {
+    member: Option<flate2::bufread::GzDecoder<R>>,
+}
+
+impl<R: BufRead> GzMembers<R> {
+    fn new(r: R) -> Self {
+        GzMembers {
+            member: Some(flate2::bufread::GzDecoder::new(r)),
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // The member ended: another one, zero padding to the end, or damage.
+            let raw = member.get_mut();
+            loop {
+                let avail = raw.fill_buf()?;
+                let Some(&first) = avail.first() else {
+                    self.member = None;
+                    return Ok(0);
+                };
+                if first == 0x1f {
+                    break;
+                }
+                let zeros = avail.iter().take_while(|&&b| b == 0).count();
+                if zeros == 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "bytes after the last gzip member that are neither a member nor zero padding",
+                    ));
+                }
+                raw.consume(zeros);
+            }
+            let Some(done) = self.member.take() else {
+                return Ok(0);
+            };
+            self.member = Some(flate2::bufread::GzDecoder::new(done.into_inner()));
+        }
+    }
+}
+
+/// Whether `path` can be opened for reading as an input (not a directory); the file
+/// is closed again at once.
+pub fn check_readable(path: &str) -> io::Result<()> {
+    let file = File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::other("is a directory"));
+    }
+    Ok(())
 }
 
 /// A readable explanation of a read error, naming compressed damage as such.

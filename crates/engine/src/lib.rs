@@ -39,6 +39,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+pub mod clash;
 pub mod error;
 pub mod input;
 pub mod lines;
@@ -181,6 +182,10 @@ pub trait Progress: Send + Sync {
     fn finish(&self);
 }
 
+/// The default line cap (`--max-line-bytes`): 1 MiB, far beyond any real access-log
+/// line (Apache cuts request lines at 8 KiB by default).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
+
 /// The settings of one run over access logs: what to read, how, and where notes,
 /// malformed lines and progress go. Analyses take it by reference; nothing is kept
 /// between runs.
@@ -201,6 +206,9 @@ pub struct RunOptions {
     pub invalid_lines: Option<PathBuf>,
     /// `--state`: read only what is new since the last run, and record it.
     pub state: Option<state::StateConfig>,
+    /// The line cap: a longer line keeps its first this many bytes and is malformed
+    /// (`too_long`); memory stays flat whatever the input.
+    pub max_line_bytes: usize,
     /// Where notes go.
     pub notes: Notes,
     /// Progress reports, if wanted.
@@ -217,6 +225,7 @@ impl std::fmt::Debug for RunOptions {
             .field("strict", &self.strict)
             .field("invalid_lines", &self.invalid_lines)
             .field("state", &self.state)
+            .field("max_line_bytes", &self.max_line_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -232,6 +241,7 @@ impl Default for RunOptions {
             strict: false,
             invalid_lines: None,
             state: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             notes: Notes::collect(),
             progress: None,
         }

@@ -10,7 +10,7 @@ use tlsgap_parser::detect::detect;
 use tlsgap_parser::{Format, LineParser, Reason, Record, Role};
 
 use crate::input::{Compression, Input};
-use crate::runner::{self, Block, BlockMeta, InputOutcome, Job};
+use crate::runner::{self, Block, BlockMeta, InputOutcome, Job, Opening, Source};
 use crate::state::{ReadPlan, Session};
 use crate::window::Window;
 use crate::{bail, err, Context, Notes, Result, RunOptions};
@@ -104,9 +104,12 @@ impl<'a> LineLoop<'a> {
         // Where a fragment cut off by damaged input ends: it is malformed, however it looks.
         let fragment_end = (block.cut_tail && !block.data.ends_with(b"\n"))
             .then(|| block.data.as_ptr() as usize + block.data.len());
+        let mut too_long = block.too_long.iter().copied().peekable();
         for (i, line) in block.lines().enumerate() {
             let result = if fragment_end == Some(line.as_ptr() as usize + line.len()) {
                 Err(Reason::Truncated)
+            } else if too_long.next_if_eq(&(i as u64)).is_some() {
+                Err(Reason::TooLong)
             } else {
                 parser.parse(line, &mut rec)
             };
@@ -135,11 +138,11 @@ impl<'a> LineLoop<'a> {
     }
 }
 
-/// Inputs opened, with the format to read them.
+/// Inputs to read (opened as the reader reaches them), with the format to read them.
 #[derive(Debug)]
 pub struct Prepared {
-    /// Inputs in order (errors kept to be reported by name).
-    pub inputs: Vec<Result<Input, String>>,
+    /// Inputs in order.
+    pub sources: Vec<Source>,
     /// Their names.
     pub names: Vec<String>,
     /// The format.
@@ -148,6 +151,8 @@ pub struct Prepared {
     pub state: Option<(Session, Vec<ReadPlan>)>,
     /// The time window.
     pub window: Option<Window>,
+    /// The line cap.
+    pub max_line: usize,
 }
 
 impl Prepared {
@@ -163,34 +168,80 @@ impl Prepared {
     /// The total decompressed size when every input is a plain regular file.
     fn total_bytes(&self) -> Option<u64> {
         let mut total = 0;
-        for (name, input) in self.names.iter().zip(&self.inputs) {
-            match input {
-                Ok(i) if i.compression == Compression::None && name != "-" => {
-                    total += std::fs::metadata(name).ok()?.len();
+        for (name, source) in self.names.iter().zip(&self.sources) {
+            match &source.opening {
+                Opening::Failed(_) => {}
+                Opening::Ready(i) if i.compression != Compression::None => return None,
+                _ if name == "-" => return None,
+                _ => {
+                    let meta = std::fs::metadata(name).ok()?;
+                    if !meta.is_file() || Compression::of_file(name) != Compression::None {
+                        return None;
+                    }
+                    total += meta.len();
                 }
-                Ok(_) => return None,
-                Err(_) => {}
             }
         }
         Some(total)
     }
 }
 
-/// Open every input and settle the format (`auto` looks at the first lines).
+/// The inputs as given, each file once: a second spelling of a file already listed
+/// (`./access.log` and `access.log`, a glob overlapping a name, a hard link) is left
+/// out with a note; standard input is read once too.
+pub fn distinct_inputs(inputs: &[String], notes: &Notes) -> Vec<String> {
+    let mut seen: Vec<((u64, u64), String)> = Vec::new();
+    let mut stdin = false;
+    let mut out = Vec::with_capacity(inputs.len());
+    for name in inputs {
+        if name == "-" {
+            if stdin {
+                notes.warn("standard input (-) given twice: read once".to_string());
+                continue;
+            }
+            stdin = true;
+            out.push(name.clone());
+            continue;
+        }
+        if let Some(id) = crate::clash::file_id(std::path::Path::new(name)) {
+            if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+                notes.warn(format!(
+                    "{name} is the same file as {first}: read once (given twice?)"
+                ));
+                continue;
+            }
+            seen.push((id, name.clone()));
+        }
+        out.push(name.clone());
+    }
+    out
+}
+
+/// Settle the inputs and the format (`auto` looks at the first lines). Inputs are
+/// checked here (one at a time, closed again) so that a run where none can be read
+/// fails at once; they are opened for reading when the reader reaches them.
 pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
     let notes = &opts.notes;
-    let (names, mut inputs, state) = match &opts.state {
-        None => (
-            opts.inputs.clone(),
-            opts.inputs
+    let inputs = distinct_inputs(&opts.inputs, notes);
+    let (names, mut sources, state) = match &opts.state {
+        None => {
+            let sources = inputs
                 .iter()
-                .map(|name| Input::open(name).map_err(|e| format!("cannot open: {e}")))
-                .collect::<Vec<_>>(),
-            None,
-        ),
+                .map(|name| Source {
+                    name: name.clone(),
+                    opening: Opening::Later {
+                        path: name.clone(),
+                        start: 0,
+                    },
+                    hold_tail: false,
+                    first_line: 0,
+                })
+                .collect::<Vec<_>>();
+            (inputs.clone(), sources, None)
+        }
         Some(sc) => {
             let session = Session::open(sc)?;
-            let plans = session.plan(&opts.inputs);
+            let plans = session.plan(&inputs);
             for p in &plans {
                 let text = format!("{}: {} (from byte {})", p.path, p.reason, p.start);
                 if p.lossy {
@@ -199,24 +250,45 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
                     notes.info(text);
                 }
             }
-            let inputs = plans
+            let sources = plans
                 .iter()
-                .map(|p| p.open().map_err(|e| format!("cannot open: {e}")))
+                .map(|p| Source {
+                    name: p.path.clone(),
+                    opening: Opening::Later {
+                        path: p.path.clone(),
+                        start: p.start,
+                    },
+                    hold_tail: !p.include_unterminated_tail,
+                    first_line: p.first_line,
+                })
                 .collect();
             let names = plans.iter().map(|p| p.path.clone()).collect();
-            (names, inputs, Some((session, plans)))
+            (names, sources, Some((session, plans)))
         }
     };
-    for (name, input) in names.iter().zip(&inputs) {
-        if let Err(e) = input {
-            notes.warn(format!("{name}: {e}"));
+    // Which inputs cannot be opened, one at a time (no descriptor kept).
+    for s in &mut sources {
+        if let Opening::Later { path, .. } = &s.opening {
+            if path != "-" {
+                if let Err(e) = crate::input::check_readable(path) {
+                    s.opening = Opening::Failed(format!("cannot open: {e}"));
+                }
+            }
         }
     }
-    if inputs.iter().all(Result::is_err) {
+    if sources
+        .iter()
+        .all(|s| matches!(s.opening, Opening::Failed(_)))
+    {
+        for s in &sources {
+            if let Opening::Failed(e) = &s.opening {
+                notes.warn(format!("{}: {e}", s.name));
+            }
+        }
         return Err(err!("no input could be opened").with_kind(crate::ErrorKind::NoInput));
     }
     let format = if opts.log_format == "auto" {
-        auto_format(&mut inputs, &names, notes)?
+        auto_format(&mut sources, &names, opts.max_line_bytes, notes)?
     } else {
         Format::compile(&opts.log_format).map_err(|e| err!("--log-format: {e}"))?
     };
@@ -237,39 +309,91 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
         bail!("--since/--until need a time in the log format (%t, $time_local, $time_iso8601)");
     }
     Ok(Prepared {
-        inputs,
+        sources,
         names,
         format,
         state,
         window,
+        max_line: opts.max_line_bytes,
     })
 }
 
-fn auto_format(
-    inputs: &mut [Result<Input, String>],
-    names: &[String],
-    notes: &Notes,
-) -> Result<Format> {
-    for (input, name) in inputs.iter_mut().zip(names) {
-        let Ok(input) = input else { continue };
-        let head = input.peek(DETECT_BYTES);
-        if head.is_empty() {
-            continue;
-        }
+/// The first lines of `input` for detection: at least [`DETECT_LINES`] complete lines
+/// when the input has them, looking further than [`DETECT_BYTES`] when the first
+/// lines are long (a huge cookie or User-Agent), up to a few lines' worth of the line
+/// cap. Lines longer than the cap are left out, as the run will leave them.
+fn detection_lines(input: &mut Input, max_line: usize) -> Vec<Vec<u8>> {
+    let limit = max_line.saturating_mul(4).max(DETECT_BYTES);
+    let mut window = DETECT_BYTES;
+    loop {
+        let head = input.peek(window);
+        let full = head.len() == window;
         // Drop a final partial line unless it is all there is.
         let complete = match memchr::memrchr(b'\n', head) {
-            Some(p) if head.len() == DETECT_BYTES => head.get(..p).unwrap_or(head),
+            Some(p) if full => head.get(..p).unwrap_or(head),
+            None if full => &[][..],
             _ => head,
         };
-        let lines: Vec<&[u8]> = complete
+        let lines: Vec<Vec<u8>> = complete
             .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
+            .filter(|l| !l.is_empty() && l.len() <= max_line)
             .take(DETECT_LINES)
+            .map(<[u8]>::to_vec)
             .collect();
-        if lines.is_empty() {
+        if !full || lines.len() >= DETECT_LINES || window >= limit {
+            return lines;
+        }
+        window = window.saturating_mul(4).min(limit);
+    }
+}
+
+fn auto_format(
+    sources: &mut [Source],
+    names: &[String],
+    max_line: usize,
+    notes: &Notes,
+) -> Result<Format> {
+    for (source, name) in sources.iter_mut().zip(names) {
+        let opening = std::mem::replace(&mut source.opening, Opening::Failed(String::new()));
+        // How to reach the input again without holding it open.
+        let (mut input, again) = match opening {
+            Opening::Later { path, start } => match Input::open_at(&path, start) {
+                Ok(i) => (i, Opening::Later { path, start }),
+                Err(_) => {
+                    // Reported by name when the reader gets to it.
+                    source.opening = Opening::Later { path, start };
+                    continue;
+                }
+            },
+            Opening::Ready(i) => {
+                source.opening = Opening::Ready(i);
+                continue;
+            }
+            failed @ Opening::Failed(_) => {
+                source.opening = failed;
+                continue;
+            }
+        };
+        let lines = detection_lines(&mut input, max_line);
+        if input.peek(1).is_empty() {
+            // Nothing to tell from: reopened when the reader reaches it (standard
+            // input cannot be, and is at its end anyway).
+            source.opening = if input.name == "-" {
+                Opening::Ready(input)
+            } else {
+                again
+            };
             continue;
         }
-        match detect(&lines) {
+        if lines.is_empty() {
+            bail!(
+                "no preset log format fits {name}: its first line is longer than the line cap \
+                 ({max_line} bytes, --max-line-bytes)"
+            );
+        }
+        source.opening = Opening::Ready(input);
+        let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+        match detect(&refs) {
             Some(d) => {
                 // A variant is not a name --log-format knows: show it ready to paste.
                 let paste = match d.variant {
@@ -285,11 +409,11 @@ fn auto_format(
                 return Ok(d.format);
             }
             None => {
-                let first = lines.first().copied().unwrap_or(b"");
+                let first = refs.first().copied().unwrap_or(b"");
                 let shown = tlsgap_parser::lossless_text(first);
                 bail!(
                     "no preset log format fits {name}; its first line is:\n  {shown}\n{}",
-                    inferred_advice(&lines)
+                    inferred_advice(&refs)
                 );
             }
         }
@@ -437,9 +561,27 @@ pub struct RunSummary {
     pub inputs: Vec<InputReport>,
     /// `--strict` stopped here; the figures then cover only the lines before it.
     pub strict_hit: Option<StrictHit>,
+    /// `--state`: what this run read, recorded only by [`RunSummary::commit_state`]
+    /// once every output is durably written.
+    pub state: Option<Session>,
 }
 
 impl RunSummary {
+    /// Save the `--state` of this run (no-op without one): call it after every output
+    /// of the run has been written, so that a result that could not be written is
+    /// never recorded as delivered.
+    pub fn commit_state(&mut self) -> Result<()> {
+        match self.state.take() {
+            Some(session) => session.save(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a `--state` is waiting for [`RunSummary::commit_state`].
+    pub fn state_pending(&self) -> bool {
+        self.state.is_some()
+    }
+
     /// Whether an input could not be read (completely).
     pub fn input_failed(&self) -> bool {
         self.inputs.iter().any(|i| i.error.is_some())
@@ -471,17 +613,12 @@ where
     if let Some(p) = &opts.progress {
         p.start(prepared.total_bytes());
     }
-    let hold_tail: Vec<bool> = match &prepared.state {
-        Some((_, plans)) => plans.iter().map(|p| !p.include_unterminated_tail).collect(),
-        None => vec![false; names.len()],
-    };
     let mut stopped = false;
     let outcomes = runner::run(
-        prepared.inputs,
-        &names,
-        &hold_tail,
+        prepared.sources,
         opts.jobs,
         opts.progress.as_deref(),
+        prepared.max_line,
         job,
         |meta, mut out| {
             let lines = out.take_lines();
@@ -506,16 +643,19 @@ where
         return Err(e);
     }
     bad_sink.finish()?;
-    // Remember how far each input was read, unless the run stopped early (the reader
-    // may then be ahead of what was counted).
-    if let (Some((mut session, plans)), false) = (prepared.state, stopped) {
-        for (plan, outcome) in plans.iter().zip(&outcomes) {
-            if outcome.opened {
-                session.record(plan, outcome.bytes);
+    // What was read of each input, to be saved once the outputs are written; not when
+    // the run stopped early (the reader may then be ahead of what was counted).
+    let state = match (prepared.state, stopped) {
+        (Some((mut session, plans)), false) => {
+            for (plan, outcome) in plans.iter().zip(&outcomes) {
+                if outcome.opened {
+                    session.record(plan, outcome.bytes, outcome.lines);
+                }
             }
+            Some(session)
         }
-        session.save()?;
-    }
+        _ => None,
+    };
     let inputs = input_reports(&outcomes, &opts.notes);
     let strict_hit = bad_sink.strict_hit.clone();
     if let Some(hit) = &strict_hit {
@@ -524,10 +664,18 @@ where
     if let Some(why) = empty_window(&stats) {
         opts.notes.warn(why);
     }
+    if stats.total > 0 && stats.parsed == 0 && strict_hit.is_none() {
+        return Err(err!(
+            "nothing could be processed: {}",
+            summary_line(&stats, &inputs)
+        )
+        .with_kind(crate::ErrorKind::NoInput));
+    }
     Ok(RunSummary {
         stats,
         inputs,
         strict_hit,
+        state,
     })
 }
 
@@ -548,10 +696,8 @@ fn input_reports(outcomes: &[InputOutcome], notes: &Notes) -> Vec<InputReport> {
     outcomes
         .iter()
         .map(|o| {
-            if o.opened {
-                if let Some(e) = &o.error {
-                    notes.warn(format!("{}: {e}", o.name));
-                }
+            if let Some(e) = &o.error {
+                notes.warn(format!("{}: {e}", o.name));
             }
             InputReport {
                 name: o.name.clone(),

@@ -30,6 +30,11 @@ pub struct Block {
     /// The input broke off (damaged compressed data) inside the block's last line,
     /// which is then a fragment, not a line.
     pub cut_tail: bool,
+    /// Indexes (0-based, in the block) of lines cut at the line cap: `too_long`.
+    pub too_long: Vec<u64>,
+    /// Input bytes the block stands for beyond its data (skipped ends of too-long
+    /// lines), so that byte offsets (`--state`) stay those of the input.
+    pub skipped: u64,
 }
 
 impl Block {
@@ -117,30 +122,61 @@ fn count_lines(data: &[u8]) -> u64 {
     n + u64::from(!data.is_empty() && !data.ends_with(b"\n"))
 }
 
-/// Run `job` over `inputs` with `jobs` workers; `sink` receives every block's result
+/// How an input is reached: opened already (auto-detection peeked at it), opened
+/// when the reader gets to it (so that thousands of rotated files never hold more than
+/// one descriptor at a time), or not at all.
+#[derive(Debug)]
+pub enum Opening {
+    /// Opened (and maybe peeked at).
+    Ready(Input),
+    /// To open when reached, at this decompressed byte offset (`--state`).
+    Later {
+        /// The path (`-` is standard input).
+        path: String,
+        /// Where reading starts.
+        start: u64,
+    },
+    /// Could not be opened: the message.
+    Failed(String),
+}
+
+/// One input of a run.
+#[derive(Debug)]
+pub struct Source {
+    /// The name reports give it.
+    pub name: String,
+    /// How it is opened.
+    pub opening: Opening,
+    /// Keep a final line without a newline out (a live log being written; `--state`
+    /// reads it next time).
+    pub hold_tail: bool,
+    /// Lines of the file before where reading starts (`--state`): line numbers in
+    /// messages, `--invalid-lines` and exported rows are the file's own.
+    pub first_line: u64,
+}
+
+/// Run `job` over `sources` with `jobs` workers; `sink` receives every block's result
 /// in order and returns `false` to stop early. Returns what happened to each input.
-///
-/// `hold_tail[i]` keeps a final line without a newline out of input `i` (a live log
-/// being written; `--state` reads it next time). `progress` hears of every read.
+/// `progress` hears of every read.
 pub fn run<J: Job>(
-    inputs: Vec<Result<Input, String>>,
-    names: &[String],
-    hold_tail: &[bool],
+    sources: Vec<Source>,
     jobs: usize,
     progress: Option<&dyn Progress>,
+    max_line: usize,
     job: &J,
     mut sink: impl FnMut(BlockMeta, J::Out) -> bool,
 ) -> Vec<InputOutcome> {
     let stop = Arc::new(AtomicBool::new(false));
     let outcomes: Arc<Mutex<Vec<InputOutcome>>> = Arc::new(Mutex::new(
-        names
+        sources
             .iter()
-            .map(|n| InputOutcome {
-                name: n.clone(),
+            .map(|s| InputOutcome {
+                name: s.name.clone(),
                 ..InputOutcome::default()
             })
             .collect(),
     ));
+    let first_lines: Vec<u64> = sources.iter().map(|s| s.first_line).collect();
     let workers = jobs.max(1);
     let (block_tx, block_rx) = mpsc::sync_channel::<Block>(workers * 2);
     let block_rx = Arc::new(Mutex::new(block_rx));
@@ -153,10 +189,9 @@ pub fn run<J: Job>(
         {
             let stop = Arc::clone(&stop);
             let outcomes = Arc::clone(&outcomes);
-            let hold = hold_tail.to_vec();
             s.spawn(move || {
                 read_blocks(
-                    inputs, &hold, block_tx, recycle_rx, &stop, &outcomes, count, progress,
+                    sources, block_tx, recycle_rx, &stop, &outcomes, count, progress, max_line,
                 );
             });
         }
@@ -168,10 +203,10 @@ pub fn run<J: Job>(
         }
         drop(recycle_tx);
         drop(out_tx);
-        let (lines, bytes) = deliver(&out_rx, &stop, &mut sink);
+        let (lines, bytes) = deliver(&out_rx, &stop, &first_lines, &mut sink);
         if let Ok(mut o) = outcomes.lock() {
-            for (o, n) in o.iter_mut().zip(lines) {
-                o.lines = n;
+            for ((o, n), first) in o.iter_mut().zip(lines).zip(&first_lines) {
+                o.lines = n.saturating_sub(*first);
             }
             for (o, b) in o.iter_mut().zip(bytes) {
                 o.bytes = b;
@@ -198,7 +233,7 @@ fn work<J: Job>(
             input: block.input,
             lines: count_lines(&block.data),
             line_base: block.line_base.unwrap_or(0),
-            bytes: block.data.len() as u64,
+            bytes: block.data.len() as u64 + block.skipped,
         };
         // The reader may be gone already; then the buffer is simply dropped.
         let _ = recycle.send(block.data);
@@ -211,11 +246,13 @@ fn work<J: Job>(
 fn deliver<O>(
     rx: &Receiver<(u64, BlockMeta, O)>,
     stop: &AtomicBool,
+    first_lines: &[u64],
     sink: &mut impl FnMut(BlockMeta, O) -> bool,
 ) -> (Vec<u64>, Vec<u64>) {
     let mut next = 0u64;
     let mut pending: BTreeMap<u64, (BlockMeta, O)> = BTreeMap::new();
-    let mut bases: Vec<u64> = Vec::new();
+    // Per input, the line number (0-based) its next block starts at.
+    let mut bases: Vec<u64> = first_lines.to_vec();
     let mut bytes: Vec<u64> = Vec::new();
     for (seq, meta, out) in rx {
         if stop.load(Ordering::Relaxed) {
@@ -247,18 +284,21 @@ fn deliver<O>(
     (bases, bytes)
 }
 
+/// Cut an input into blocks and send them; a line longer than `max_line` keeps its
+/// first `max_line` bytes (a `too_long` line) and the rest of it is skipped unread.
 #[allow(clippy::too_many_arguments)]
 fn read_blocks(
-    inputs: Vec<Result<Input, String>>,
-    hold_tail: &[bool],
+    sources: Vec<Source>,
     tx: SyncSender<Block>,
     recycled: Receiver<Vec<u8>>,
     stop: &AtomicBool,
     outcomes: &Mutex<Vec<InputOutcome>>,
     count: bool,
     progress: Option<&dyn Progress>,
+    max_line: usize,
 ) {
     let mut seq = 0u64;
+    let max_line = max_line.max(1);
     let set = |i: usize, f: &dyn Fn(&mut InputOutcome)| {
         if let Ok(mut o) = outcomes.lock() {
             if let Some(o) = o.get_mut(i) {
@@ -266,8 +306,15 @@ fn read_blocks(
             }
         }
     };
-    for (idx, input) in inputs.into_iter().enumerate() {
-        let mut input = match input {
+    for (idx, source) in sources.into_iter().enumerate() {
+        let opened = match source.opening {
+            Opening::Ready(i) => Ok(i),
+            Opening::Later { path, start } => {
+                Input::open_at(&path, start).map_err(|e| format!("cannot open: {e}"))
+            }
+            Opening::Failed(e) => Err(e),
+        };
+        let mut input = match opened {
             Ok(i) => i,
             Err(e) => {
                 set(idx, &|o| o.error = Some(e.clone()));
@@ -276,7 +323,7 @@ fn read_blocks(
         };
         set(idx, &|o| o.opened = true);
         let mut carry: Vec<u8> = Vec::new();
-        let mut base = 0u64;
+        let mut base = source.first_line;
         let mut bytes = 0u64;
         loop {
             if stop.load(Ordering::Relaxed) {
@@ -295,8 +342,57 @@ fn read_blocks(
             carry.clear();
             let mut eof = false;
             let mut damaged = false;
+            let mut too_long: Vec<u64> = Vec::new();
+            // Input bytes left out of the block (the skipped ends of too-long lines).
+            let mut skipped = 0u64;
             let mut target = BLOCK_SIZE.max(filled * 2);
+            // Where the line being read starts in `buf`.
+            let mut line_start = buf
+                .get(..filled)
+                .and_then(|b| memchr::memrchr(b'\n', b))
+                .map_or(0, |p| p + 1);
             loop {
+                if filled - line_start > max_line {
+                    // Keep the line's head, then drop input up to its newline.
+                    let rel = count_lines(buf.get(..line_start).unwrap_or(&[]));
+                    too_long.push(rel);
+                    let keep = line_start + max_line;
+                    let tail = buf.get(keep..filled).unwrap_or(&[]).to_vec();
+                    let (dropped, after, ended) = skip_line(&mut input, &tail, &mut |n| {
+                        bytes += n as u64;
+                        if let Some(p) = progress {
+                            p.advance(n as u64);
+                        }
+                    });
+                    buf.truncate(keep);
+                    buf.push(b'\n');
+                    filled = buf.len();
+                    // The block has the head and a newline; the input had the head and
+                    // `dropped` bytes (a newline last, unless the input ended first).
+                    skipped += dropped.saturating_sub(1);
+                    match ended {
+                        SkipEnd::Newline => {
+                            buf.extend_from_slice(&after);
+                            filled = buf.len();
+                            line_start = buf
+                                .get(..filled)
+                                .and_then(|b| memchr::memrchr(b'\n', b))
+                                .map_or(0, |p| p + 1);
+                            continue;
+                        }
+                        SkipEnd::Eof => {
+                            eof = true;
+                            break;
+                        }
+                        SkipEnd::Error(msg) => {
+                            let msg = format!("{msg} (after {bytes} bytes)");
+                            set(idx, &|o| o.error = Some(msg.clone()));
+                            eof = true;
+                            damaged = true;
+                            break;
+                        }
+                    }
+                }
                 if filled >= target {
                     // A block must end at a line end: keep reading through a line
                     // longer than the block.
@@ -314,6 +410,12 @@ fn read_blocks(
                         break;
                     }
                     Ok(n) => {
+                        if let Some(p) = buf
+                            .get(filled..filled + n)
+                            .and_then(|b| memchr::memrchr(b'\n', b))
+                        {
+                            line_start = filled + p + 1;
+                        }
                         filled += n;
                         bytes += n as u64;
                         if let Some(p) = progress {
@@ -331,7 +433,7 @@ fn read_blocks(
                 }
             }
             buf.truncate(filled);
-            let hold = eof && !damaged && hold_tail.get(idx).copied().unwrap_or(false);
+            let hold = eof && !damaged && source.hold_tail;
             let cut = if eof && !hold {
                 buf.len()
             } else {
@@ -353,6 +455,8 @@ fn read_blocks(
                         cut_tail: damaged && !buf.ends_with(b"\n"),
                         data: buf,
                         line_base,
+                        too_long,
+                        skipped,
                     })
                     .is_err()
                 {
@@ -362,6 +466,52 @@ fn read_blocks(
             }
             if eof && carry.is_empty() {
                 break;
+            }
+        }
+    }
+}
+
+/// How skipping the rest of a too-long line ended.
+enum SkipEnd {
+    /// At its newline (consumed).
+    Newline,
+    /// At the end of the input.
+    Eof,
+    /// At a read error (the message).
+    Error(String),
+}
+
+/// Drop `tail` and then input bytes up to and including the next newline, reading in
+/// small pieces so that memory stays flat. Returns how many bytes were dropped (the
+/// newline included), the bytes read after the newline, and how it ended. `read`
+/// hears of every byte count read from the input.
+fn skip_line(
+    input: &mut Input,
+    tail: &[u8],
+    read: &mut dyn FnMut(usize),
+) -> (u64, Vec<u8>, SkipEnd) {
+    if let Some(p) = memchr::memchr(b'\n', tail) {
+        let after = tail.get(p + 1..).unwrap_or(&[]).to_vec();
+        return (p as u64 + 1, after, SkipEnd::Newline);
+    }
+    let mut dropped = tail.len() as u64;
+    let mut piece = vec![0u8; 1 << 16];
+    loop {
+        match input.read(&mut piece) {
+            Ok(0) => return (dropped, Vec::new(), SkipEnd::Eof),
+            Ok(n) => {
+                read(n);
+                let got = piece.get(..n).unwrap_or(&[]);
+                if let Some(p) = memchr::memchr(b'\n', got) {
+                    let after = got.get(p + 1..).unwrap_or(&[]).to_vec();
+                    return (dropped + p as u64 + 1, after, SkipEnd::Newline);
+                }
+                dropped += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let msg = describe_read_error(input, &e, dropped);
+                return (dropped, Vec::new(), SkipEnd::Error(msg));
             }
         }
     }
@@ -379,6 +529,8 @@ mod tests {
             data: d.to_vec(),
             line_base: None,
             cut_tail: false,
+            too_long: Vec::new(),
+            skipped: 0,
         };
         assert_eq!(b(b"a\nb\n").lines().count(), 2);
         assert_eq!(b(b"a\nb").lines().count(), 2);

@@ -20,7 +20,8 @@
 //!       "fingerprint": "9c1f0e35a2d86b7e",
 //!       "fingerprint_bytes": 4096,
 //!       "compressed": false,
-//!       "read_at": "2024-05-01T03:00:00+00:00"
+//!       "read_at": "2024-05-01T03:00:00+00:00",
+//!       "lines": 8190
 //!     }
 //!   }
 //! }
@@ -31,8 +32,11 @@
 //! without its newline is still being written and is left for the next run.
 //! `fingerprint` is the 64-bit FNV-1a hash of the first `fingerprint_bytes` bytes of
 //! the decompressed content (`min(4096, offset)`), `size` the file's size on disk when
-//! it was read (compressed size for compressed files). An empty state file counts as
-//! a fresh one; any other file that is not such JSON is an error naming it.
+//! it was read (compressed size for compressed files), `lines` the lines up to
+//! `offset` (line numbers in messages, `--invalid-lines` and exports stay the file's
+//! own when a run continues). A missing state file is a fresh start; an empty one, or
+//! any other file that is not such JSON, is an error naming it (starting afresh
+//! silently would count every line again).
 //!
 //! # How a file is recognised
 //!
@@ -95,7 +99,8 @@
 //!     input.read_to_end(&mut data)?;
 //!     let used = if plan.include_unterminated_tail { data.len() } else { complete_prefix_len(&data) };
 //!     // ... process data[..used] ...
-//!     session.record(&plan, used as u64);
+//!     let lines = data[..used].iter().filter(|&&b| b == b'\n').count() as u64;
+//!     session.record(&plan, used as u64, lines);
 //! }
 //! session.save()?; // write atomically, then unlock
 //! # Ok(())
@@ -152,6 +157,10 @@ pub struct Entry {
     pub compressed: bool,
     /// When the run read it (RFC 3339, UTC).
     pub read_at: String,
+    /// Lines up to `offset`, so that line numbers stay the file's own when a run
+    /// continues (absent in states written before it was kept: counted once then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u64>,
 }
 
 /// The remembered state of all inputs.
@@ -178,7 +187,9 @@ impl Default for State {
 }
 
 impl State {
-    /// Load `path`; a missing or empty file is a fresh state.
+    /// Load `path`; a missing file is a fresh state, an empty one an error (tlsgap
+    /// never writes one: it lost its content, and starting afresh would count
+    /// everything again).
     pub fn load(path: &Path) -> Result<State> {
         let bytes = match fs::read(path) {
             Ok(b) => b,
@@ -188,7 +199,12 @@ impl State {
             }
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(State::default());
+            bail!(
+                "state file {} is empty — refusing to re-read everything (a disk that \
+                 filled up, or a crash of something else writing it?); delete it to start \
+                 afresh",
+                path.display()
+            );
         }
         State::from_json(&bytes).with_context(|| {
             format!(
@@ -247,10 +263,10 @@ impl State {
 
     /// Remember that `plan` was read: `consumed` decompressed bytes from its start,
     /// ending after a newline (or at the end of the file when the plan includes the
-    /// unterminated tail). Plans without a key (stdin) are ignored; of several plans
+    /// unterminated tail), holding `lines` lines. Plans without a key (stdin) are ignored; of several plans
     /// recorded under one key, the one latest in the plan wins, whatever the order of
     /// the calls.
-    pub fn record(&mut self, plan: &ReadPlan, consumed: u64) {
+    pub fn record(&mut self, plan: &ReadPlan, consumed: u64, lines: u64) {
         let Some(key) = &plan.key else { return };
         if self.recorded.get(key).is_some_and(|&seq| seq > plan.seq) {
             return;
@@ -286,6 +302,7 @@ impl State {
             fingerprint_bytes: head.len() as u64,
             compressed: probe.compressed,
             read_at: now_rfc3339(),
+            lines: Some(plan.first_line + lines),
         };
         self.inputs.insert(key.clone(), entry);
         self.recorded.insert(key.clone(), plan.seq);
@@ -385,15 +402,42 @@ fn holds(e: &Entry, p: &Probe) -> bool {
         .is_some_and(|prefix| fingerprint(prefix) == e.fingerprint)
 }
 
-/// Where reading `p` starts: the furthest any remembered entry it holds got.
-fn start_for(state: &State, p: &Probe) -> u64 {
+/// The remembered entry `p` holds that got furthest: reading it starts there.
+fn furthest<'s>(state: &'s State, p: &Probe) -> Option<&'s Entry> {
     state
         .inputs
         .values()
         .filter(|e| holds(e, p))
-        .map(|e| e.offset)
-        .max()
-        .unwrap_or(0)
+        .max_by_key(|e| e.offset)
+}
+
+/// Where reading the file at `path` (seen as `p`) starts, in bytes and in lines: the
+/// line count remembered, or (a state written before line counts were kept) counted
+/// by reading up to the offset once.
+fn position(state: &State, path: &str, p: Option<&Probe>) -> (u64, u64) {
+    let Some(e) = p.and_then(|p| furthest(state, p)) else {
+        return (0, 0);
+    };
+    let lines = e.lines.unwrap_or_else(|| count_lines_upto(path, e.offset));
+    (e.offset, lines)
+}
+
+/// Newlines in the first `offset` decompressed bytes of `path` (0 when unreadable).
+fn count_lines_upto(path: &str, offset: u64) -> u64 {
+    let Ok(input) = Input::open(path) else {
+        return 0;
+    };
+    let mut reader = input.take(offset);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return n,
+            Ok(got) => {
+                n += memchr::memchr_iter(b'\n', buf.get(..got).unwrap_or(&[])).count() as u64
+            }
+        }
+    }
 }
 
 /// One file to read, and from where.
@@ -412,6 +456,8 @@ pub struct ReadPlan {
     pub include_unterminated_tail: bool,
     /// Lines written since the last run may have been lost (rotated away unread).
     pub lossy: bool,
+    /// Lines of the file before `start`: line numbers continue from there.
+    pub first_line: u64,
     seq: usize,
     probe: Option<Probe>,
 }
@@ -550,6 +596,7 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
                 key: None,
                 include_unterminated_tail: true,
                 lossy: false,
+                first_line: 0,
                 seq: plans.len(),
                 probe: None,
             });
@@ -557,7 +604,7 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
         }
         let key = state_key(name);
         let entry = state.inputs.get(&key);
-        let start = probe.as_ref().map_or(0, |p| start_for(state, p));
+        let (start, first_line) = position(state, name, probe.as_ref());
         let same_file = |e: &Entry| {
             probe
                 .as_ref()
@@ -593,8 +640,11 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
                 match rotated {
                     Some(Some((holder, newer))) => {
                         let copytruncate = same_file(e);
+                        let (start, first_line) =
+                            position(state, &holder.path, Some(&holder.probe));
                         plans.push(ReadPlan {
-                            start: start_for(state, &holder.probe),
+                            start,
+                            first_line,
                             reason: match (copytruncate, holder.probe.compressed) {
                                 (true, false) => {
                                     "copy made by copytruncate: reading what the last run had not"
@@ -616,8 +666,10 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
                         });
                         // Rotated after the holder: written entirely since the last run.
                         for s in newer {
+                            let (start, first_line) = position(state, &s.path, Some(&s.probe));
                             plans.push(ReadPlan {
-                                start: start_for(state, &s.probe),
+                                start,
+                                first_line,
                                 reason: "rotated since the last run and never read: reading it whole",
                                 path: s.path,
                                 key: Some(key.clone()),
@@ -635,11 +687,19 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
                             "replaced by a new file (rotated): reading from the start"
                         }
                     }
+                    Some(None) if same_file(e) => {
+                        lossy = true;
+                        "shrank or was rewritten in place since the last run (same inode, \
+                         and no copy of the old content beside it): reading from the start — \
+                         lines written after the last run and before it shrank are lost, and \
+                         lines the last run read are counted twice if they were written back"
+                    }
                     Some(None) => {
                         lossy = true;
                         "rotated or truncated, and the file read last time is not beside it \
                          any more: lines written to it after the last run, if any, are lost; \
-                         reading from the start"
+                         reading from the start (lines counted twice if its old content was \
+                         copied into this file)"
                     }
                     None => "replaced (the file read last time is among the inputs): reading from the start",
                 }
@@ -648,6 +708,7 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
         plans.push(ReadPlan {
             path: name.clone(),
             start,
+            first_line,
             reason,
             key: Some(key),
             include_unterminated_tail: false,
@@ -769,8 +830,8 @@ impl Session {
     }
 
     /// Remember a read: see [`State::record`].
-    pub fn record(&mut self, plan: &ReadPlan, consumed: u64) {
-        self.state.record(plan, consumed);
+    pub fn record(&mut self, plan: &ReadPlan, consumed: u64, lines: u64) {
+        self.state.record(plan, consumed, lines);
     }
 
     /// The state as it stands.
@@ -886,7 +947,9 @@ mod tests {
                 };
                 let text = std::str::from_utf8(&data[..used]).unwrap();
                 self.read.extend(text.lines().map(str::to_string));
-                session.record(plan, used as u64);
+                let lines = memchr::memchr_iter(b'\n', &data[..used]).count() as u64
+                    + u64::from(used > 0 && data[used - 1] != b'\n');
+                session.record(plan, used as u64, lines);
             }
             session.save().unwrap();
             plans
@@ -1182,7 +1245,7 @@ mod tests {
             assert!(err.contains(&path.display().to_string()), "{err}");
             assert!(err.contains(says), "{err}");
         }
-        fs::write(&path, b"").unwrap();
+        fs::remove_file(&path).unwrap();
         assert!(State::load(&path).unwrap().inputs.is_empty());
     }
 

@@ -22,9 +22,25 @@ pub struct Table {
     pub summary: String,
 }
 
-/// CSV with a header row.
-#[derive(Debug, Default)]
-pub struct Csv;
+/// CSV with a header row. Text cells go through [`escape::csv_field`]: by default
+/// neutralised for spreadsheets (a `'` before `=`, `+`, `-`, `@`, tab or CR at the
+/// start) with control characters escaped; numbers, booleans and the fixed tokens
+/// the program writes (kinds, verdicts) as they are.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Csv {
+    /// `--csv-raw`: text cells only quoted ([`escape::CsvStyle::Raw`]).
+    pub raw: bool,
+}
+
+/// The default emitter (`Csv { raw: false }`), so that `Csv.emit(..)` reads as before.
+#[allow(non_upper_case_globals)]
+pub const Csv: Csv = Csv { raw: false };
+
+impl Csv {
+    fn style(&self) -> escape::CsvStyle {
+        escape::CsvStyle::raw_if(self.raw)
+    }
+}
 
 /// Pretty JSON (the stable contract).
 #[derive(Debug, Default)]
@@ -214,11 +230,11 @@ impl Emitter<TlsReport> for Csv {
             line.extend_from_slice(row.kind.as_bytes());
             line.push(b',');
             if let Some(p) = &row.protocol {
-                escape::csv_field(p, &mut line);
+                escape::csv_field(p, self.style(), &mut line);
             }
             line.push(b',');
             if let Some(c) = &row.cipher {
-                escape::csv_field(c, &mut line);
+                escape::csv_field(c, self.style(), &mut line);
             }
             line.push(b',');
             line.extend_from_slice(row.count.to_string().as_bytes());
@@ -262,7 +278,7 @@ impl Emitter<Rows> for Csv {
                 }
                 match cell {
                     Cell::Null => {}
-                    Cell::Text(s) => escape::csv_field(s, &mut line),
+                    Cell::Text(s) => escape::csv_field(s, self.style(), &mut line),
                     Cell::Int(n) => line.extend_from_slice(n.to_string().as_bytes()),
                     Cell::Float(x) => line.extend_from_slice(x.to_string().as_bytes()),
                     Cell::Bool(b) => line.extend_from_slice(if *b { b"true" } else { b"false" }),
@@ -381,7 +397,7 @@ pub fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tlsgap_agg::{LineStats, TlsAgg};
+    use tlsgap_agg::{CellType, LineStats, TlsAgg};
 
     fn report() -> TlsReport {
         let mut a = TlsAgg::new(CountMode::Requests);
@@ -433,5 +449,74 @@ mod tests {
             "tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",3,0.6,recommended,recommended,true,true,128"
         ));
         assert_eq!(*lines.last().unwrap(), "plain,,,1,,,,,,");
+        assert!(s.contains(",\"ECDHE-RSA-\\x1B[31mEVIL\","), "{s}");
+        assert!(!s.contains('\u{1b}'), "raw escape in CSV");
+        let mut v = Vec::new();
+        Csv { raw: true }.emit(&report(), &mut v).unwrap();
+        let s = String::from_utf8(v).unwrap();
+        assert!(s.contains(",\"ECDHE-RSA-\u{1b}[31mEVIL\","), "{s}");
+    }
+
+    fn mixed() -> Rows {
+        let mut r = Rows::new(&[
+            ("user", CellType::Text),
+            ("delta", CellType::Int),
+            ("seconds", CellType::Float),
+            ("path", CellType::Text),
+            ("ok", CellType::Bool),
+            ("none", CellType::Text),
+        ]);
+        r.push(vec![
+            "=HYPERLINK(\"http://x\",\"y\")".into(),
+            Cell::Int(-5),
+            Cell::Float(-0.25),
+            "-2+3".into(),
+            false.into(),
+            Cell::Null,
+        ]);
+        r.push(vec![
+            "@SUM(A1)".into(),
+            Cell::Int(7),
+            Cell::Float(1.5),
+            "\t+1\n".into(),
+            true.into(),
+            "plain".into(),
+        ]);
+        r
+    }
+
+    #[test]
+    fn csv_neutralises_text_cells_only() {
+        let mut v = Vec::new();
+        Csv::default().emit(&mixed(), &mut v).unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "user,delta,seconds,path,ok,none\n\
+             \"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-5,-0.25,\"'-2+3\",false,\n\
+             \"'@SUM(A1)\",7,1.5,\"'\\x09+1\\x0A\",true,\"plain\"\n"
+        );
+    }
+
+    #[test]
+    fn csv_raw_only_quotes() {
+        let mut v = Vec::new();
+        Csv { raw: true }.emit(&mixed(), &mut v).unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "user,delta,seconds,path,ok,none\n\
+             \"=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-5,-0.25,\"-2+3\",false,\n\
+             \"@SUM(A1)\",7,1.5,\"\t+1\n\",true,\"plain\"\n"
+        );
+    }
+
+    #[test]
+    fn csv_tls_rows_neutralise_protocol_and_cipher() {
+        let mut a = TlsAgg::new(CountMode::Requests);
+        a.add(Some(b"1"), Some(b"-TLSv1"), Some(b"=CMD|' /C calc'!A0"));
+        let r = a.report(&LineStats::default(), vec![]);
+        let mut v = Vec::new();
+        Csv.emit(&r, &mut v).unwrap();
+        let s = String::from_utf8(v).unwrap();
+        assert!(s.contains("\"'-TLSv1\",\"'=CMD|' /C calc'!A0\",1,"), "{s}");
     }
 }

@@ -24,12 +24,11 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn is_control(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+use tlsgap_agg::rows::is_escaped_control as is_control;
 
-pub use tlsgap_agg::rows::csv_field;
+/// CSV fields (text cells): quoted, and with [`CsvStyle::Safe`] neutralised for
+/// spreadsheets and escaped like [`terminal`] text.
+pub use tlsgap_agg::rows::{csv_field, CsvStyle};
 
 #[cfg(test)]
 mod tests {
@@ -46,7 +45,22 @@ mod tests {
     #[test]
     fn csv_quotes_everything() {
         let mut v = Vec::new();
-        csv_field("a \"b\",c\nd", &mut v);
+        csv_field("a \"b\",c\nd", CsvStyle::Raw, &mut v);
         assert_eq!(v, b"\"a \"\"b\"\",c\nd\"");
+        v.clear();
+        csv_field("a \"b\",c\nd", CsvStyle::Safe, &mut v);
+        assert_eq!(v, b"\"a \"\"b\"\",c\\x0Ad\"");
+    }
+
+    #[test]
+    fn csv_escapes_as_terminal_does() {
+        for s in ["a\u{1b}[31mb", "x\u{7f}\u{9b}", "\u{202e}abc", "plain é"] {
+            let mut v = Vec::new();
+            csv_field(s, CsvStyle::Safe, &mut v);
+            assert_eq!(
+                String::from_utf8(v).unwrap(),
+                format!("\"{}\"", terminal(s))
+            );
+        }
     }
 }

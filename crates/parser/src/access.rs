@@ -32,11 +32,14 @@ pub enum Reason {
     /// concatenated with its successor). A lenient field (`%u`, raw `%x`) swallowed the
     /// start of another record.
     Glued,
+    /// Longer than the line cap (`--max-line-bytes`): only its first bytes were kept,
+    /// the rest skipped up to the next newline.
+    TooLong,
 }
 
 impl Reason {
     /// Every reason, in a stable order.
-    pub const ALL: [Reason; 9] = [
+    pub const ALL: [Reason; 10] = [
         Reason::Empty,
         Reason::Binary,
         Reason::Truncated,
@@ -46,6 +49,7 @@ impl Reason {
         Reason::BadNumber,
         Reason::Mismatch,
         Reason::Glued,
+        Reason::TooLong,
     ];
 
     /// The stable name used in JSON, CSV and messages.
@@ -60,6 +64,7 @@ impl Reason {
             Reason::BadNumber => "bad_number",
             Reason::Mismatch => "mismatch",
             Reason::Glued => "glued",
+            Reason::TooLong => "too_long",
         }
     }
 

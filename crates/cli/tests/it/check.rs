@@ -290,7 +290,7 @@ fn nothing_parsed_is_unknown() {
     let f = log(dir.path(), "garbage.log", &[], 5);
     let o = check(&["-q", "--log-format", "combinedssl", path_str(&f)]);
     let l = status(&o, "UNKNOWN", 3);
-    assert!(l.contains("no line parsed"), "{l}");
+    assert!(l.contains("nothing could be processed"), "{l}");
     let empty = write(dir.path(), "empty.log", b"");
     let o = check(&["-q", path_str(&empty)]);
     status(&o, "UNKNOWN", 3);

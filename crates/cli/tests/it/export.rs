@@ -246,7 +246,21 @@ fn parse_csv(text: &str) -> Vec<Vec<Option<String>>> {
 fn csv_quotes_every_text_field_and_round_trips() {
     let dir = util::tempdir();
     hand_file(dir.path());
-    let csv = stdout(&export(dir.path(), "csv"));
+    // By default a line break in a value is escaped, as in tables (one row per line).
+    let safe = stdout(&export(dir.path(), "csv"));
+    assert!(
+        safe.contains(",\"UA, with \"\"quote\"\"\\x0Anewline\","),
+        "{safe}"
+    );
+    // `--csv-raw`: the values as they are, for the round trip.
+    let o = tlsgap()
+        .current_dir(dir.path())
+        .args(["export", "--format", "csv", "--csv-raw", "-q"])
+        .args(["--log-format", "combinedssl", "hand.log"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = stdout(&o);
     let rows = parse_csv(&csv);
     let header: Vec<&str> = rows[0].iter().map(|h| h.as_deref().unwrap()).collect();
     assert_eq!(header.len(), COMBINEDSSL_KEYS.len());

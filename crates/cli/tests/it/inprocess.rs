@@ -286,7 +286,7 @@ fn report_and_check_call_the_same_analyses() {
         htpasswd: None,
         stale_after: None,
     };
-    let result = check::run(Some(&run), &opts);
+    let result = check::run(Some(&run), &opts).result;
     let o = util::tlsgap()
         .env("TZ", "UTC")
         .args(["check", "-j1", log.to_str().unwrap()])

@@ -58,7 +58,9 @@ fn concatenated_gzip_members_are_all_read() {
     let dir = util::tempdir();
     let d = dir.path();
     let plain = write(d, "access.log", &util::sample_log());
-    let (twice, o) = tls_json(&[path_str(&plain), path_str(&plain)]);
+    // The same content under two names (one file given twice is read once).
+    let copy = write(d, "copy.log", &util::sample_log());
+    let (twice, o) = tls_json(&[path_str(&plain), path_str(&copy)]);
     assert_code(&o, 0);
     util::run_tool("gzip", &["-k", "-f", path_str(&plain)]);
     let member = std::fs::read(d.join("access.log.gz")).unwrap();
@@ -421,11 +423,25 @@ fn line_longer_than_a_block_is_one_line() {
     let log = [short.repeat(3), giant, short.repeat(2)].concat();
     let f = write(dir.path(), "giant.log", log.as_bytes());
     for j in ["1", "2"] {
-        let (v, o) = tls_json(&["-j", j, "--log-format", "combinedssl", path_str(&f)]);
+        let (v, o) = tls_json(&[
+            "-j",
+            j,
+            "--max-line-bytes",
+            "16M",
+            "--log-format",
+            "combinedssl",
+            path_str(&f),
+        ]);
         assert_code(&o, 0);
         assert_eq!(v["lines"]["total"], 6, "-j{j}");
         assert_eq!(v["lines"]["parsed"], 6, "-j{j}");
         assert_eq!(v["total"], 6, "-j{j}");
+        // Under the default cap (1 MiB) it is one too-long line, the others intact.
+        let (v, o) = tls_json(&["-j", j, "--log-format", "combinedssl", path_str(&f)]);
+        assert_code(&o, 0);
+        assert_eq!(v["lines"]["total"], 6, "-j{j}");
+        assert_eq!(v["lines"]["malformed_by_reason"]["too_long"], 1, "-j{j}");
+        assert_eq!(v["total"], 5, "-j{j}");
     }
     let o = tlsgap()
         .args([
@@ -433,6 +449,8 @@ fn line_longer_than_a_block_is_one_line() {
             "-q",
             "-j",
             "2",
+            "--max-line-bytes",
+            "10M",
             "--log-format",
             "combinedssl",
             path_str(&f),

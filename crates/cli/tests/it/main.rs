@@ -18,12 +18,15 @@
 mod auth;
 mod check;
 mod ciphers;
+mod csv_injection;
 mod dataset;
 mod export;
 mod gaps;
+mod gaps_secrets;
 mod inprocess;
 mod inputs;
 mod malformed;
+mod never_destroy;
 mod nightly;
 mod operators;
 mod parquet;

@@ -55,6 +55,7 @@ fn all_reasons(counts: &[(&str, u64)]) -> Value {
         "field_count",
         "glued",
         "mismatch",
+        "too_long",
         "truncated",
         "unbalanced_quotes",
     ] {

@@ -116,7 +116,7 @@ fn json_contract_field_by_field() {
     assert_eq!(v["lines"]["parsed"], 14);
     assert_eq!(v["lines"]["malformed"], 1);
     let reasons = v["lines"]["malformed_by_reason"].as_object().unwrap();
-    assert_eq!(reasons.len(), 9, "every reason is listed: {reasons:?}");
+    assert_eq!(reasons.len(), 10, "every reason is listed: {reasons:?}");
     assert_eq!(reasons["truncated"], 1);
     assert_eq!(reasons.values().filter_map(Value::as_u64).sum::<u64>(), 1);
     assert_eq!(v["plain"], 3);
