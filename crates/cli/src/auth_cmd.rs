@@ -12,7 +12,7 @@ use tlsgap_engine::RunOptions;
 
 use crate::cli::{AuthArgs, RowsFormat};
 use crate::run::{note, stderr_notes, Exit};
-use tlsgap_engine::input::{sniff, Content};
+use tlsgap_engine::input::{path_text, sniff, Content};
 use tlsgap_output::auth::table;
 use tlsgap_output::emit::{self, Csv, Emitter, Parquet};
 use tlsgap_output::file as output;
@@ -20,23 +20,24 @@ use tlsgap_output::file as output;
 /// `--log` and `--traces` take several values, so a shell glob after one of them can
 /// carry files of the other kind (`--log access.log trace.*`). Each file is read as
 /// what its content is, with a warning when it was given as the other.
-fn sort_inputs(args: &AuthArgs) -> (Vec<String>, Vec<String>) {
+fn sort_inputs(args: &AuthArgs) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let (mut logs, mut traces) = (Vec::new(), Vec::new());
-    let text = |p: &std::path::PathBuf| p.to_string_lossy().into_owned();
-    for l in args.log.iter().map(text) {
+    for l in args.log.iter().cloned() {
         if sniff(&l, &args.log_format) == Content::Strace {
             note(&format!(
-                "warning: {l}: strace output given after --log: read as a trace"
+                "warning: {}: strace output given after --log: read as a trace",
+                path_text(&l)
             ));
             traces.push(l);
         } else {
             logs.push(l);
         }
     }
-    for t in args.traces.iter().map(text) {
+    for t in args.traces.iter().cloned() {
         if sniff(&t, &args.log_format) == Content::AccessLog {
             note(&format!(
-                "warning: {t}: an access log given after --traces: read as a log"
+                "warning: {}: an access log given after --traces: read as a log",
+                path_text(&t)
             ));
             logs.push(t);
         } else {

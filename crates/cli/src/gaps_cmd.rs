@@ -21,11 +21,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
     }
     crate::run::refuse_clobber(&args.traces, &[("-o", args.output.as_deref())])?;
     let opts = GapsOptions {
-        traces: args
-            .traces
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
+        traces: args.traces.clone(),
         min_gap_seconds: args.min_gap,
         top: args.top,
         bcrypt_speed: args.bcrypt_speed,

@@ -14,29 +14,28 @@ use tlsgap_output::report::{render, ReportData};
 use crate::cli::ReportArgs;
 use crate::run::{note, Exit, LogRun};
 use std::path::PathBuf;
-use tlsgap_engine::input::{sniff, Content};
+use tlsgap_engine::input::{path_text, sniff, Content};
 
 /// `--traces` takes several values, so the access logs a shell glob or a hurried
 /// command line puts after it (`--traces trace.* access.log`) land there too. An
 /// access log among the traces (by its content) is read as one, with a warning,
 /// instead of leaving the report to read standard input.
-fn split_off_logs(traces: Vec<PathBuf>, log: &mut LogRun) -> Vec<String> {
+fn split_off_logs(traces: Vec<PathBuf>, log: &mut LogRun) -> Vec<PathBuf> {
     let mut kept = Vec::new();
     for t in traces {
-        let name = t.to_string_lossy().into_owned();
-        if sniff(&name, &log.opts.log_format) != Content::AccessLog {
-            kept.push(name);
+        if sniff(&t, &log.opts.log_format) != Content::AccessLog {
+            kept.push(t);
             continue;
         }
         note(&format!(
             "warning: {}: an access log, not strace output: read as an access log \
              (name the logs before --traces, or after --)",
-            name
+            path_text(&t)
         ));
-        if log.opts.inputs == ["-"] {
+        if log.opts.inputs.len() == 1 && log.opts.inputs[0].as_os_str() == "-" {
             log.opts.inputs.clear();
         }
-        log.opts.inputs.push(name);
+        log.opts.inputs.push(t);
     }
     kept
 }
@@ -59,7 +58,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .opts
         .inputs
         .iter()
-        .map(PathBuf::from)
+        .cloned()
         .chain(traces.iter().cloned())
         .chain(htpasswd.iter().cloned())
         .collect();

@@ -112,12 +112,9 @@ impl LogRun {
     /// From the shared flags of the log commands.
     pub fn new(a: InputArgs) -> Result<LogRun> {
         let inputs = if a.files.is_empty() {
-            vec!["-".to_string()]
+            vec![PathBuf::from("-")]
         } else {
-            a.files
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect()
+            a.files.clone()
         };
         let jobs = a
             .jobs

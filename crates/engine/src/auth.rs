@@ -27,7 +27,7 @@ pub struct AuthOptions {
     /// The htpasswd file.
     pub htpasswd: Option<PathBuf>,
     /// strace output of the workers (files, `-`, or `prefix.*` patterns).
-    pub traces: Vec<String>,
+    pub traces: Vec<PathBuf>,
     /// strace's UTC offset for `-t`/`-tt` traces (`+02:00`, `-0500`, `UTC`); default:
     /// the access log's.
     pub trace_tz: Option<String>,
@@ -105,7 +105,11 @@ pub fn read_logs(run: &RunOptions) -> Result<LogEvidence> {
         stats: summary.stats,
         user_slot: UserSlot::of(&format),
         sub_second_times: sub_second_times(&format),
-        names: run.inputs.clone(),
+        names: run
+            .inputs
+            .iter()
+            .map(|p| crate::input::path_text(p))
+            .collect(),
     })
 }
 

@@ -2,6 +2,7 @@
 //! (files, `prefix.*` patterns, standard input, compressed) into the analyzer.
 
 use std::io::Read as _;
+use std::path::{Path, PathBuf};
 
 use tlsgap_agg::gaps::{
     duration_note, pid_from_file_name, Cause, GapAnalyzer, GapOptions, GapsReport, ENTRY_NOT_SHOWN,
@@ -16,7 +17,7 @@ use crate::{bail, Notes, Result};
 pub struct GapsOptions {
     /// Trace files (`-`: standard input); a pattern with `*`, `?` or `[` that names no
     /// file is expanded, sorted.
-    pub traces: Vec<String>,
+    pub traces: Vec<PathBuf>,
     /// Report gaps of at least this many seconds.
     pub min_gap_seconds: f64,
     /// How many of the longest gaps the summary lists.
@@ -91,9 +92,15 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
         note_undated_traces(&report, notes);
     }
     if report.lines.trace == 0 && inputs.iter().all(|i| i.error.is_none()) {
-        let shown: Vec<&str> = names
+        let shown: Vec<String> = inputs
             .iter()
-            .map(|n| if n == "-" { "stdin" } else { n })
+            .map(|i| {
+                if i.name == "-" {
+                    "stdin".into()
+                } else {
+                    i.name.clone()
+                }
+            })
             .collect();
         return Err(crate::err!(
             "nothing could be processed: no strace output in {} ({} lines read, none a \
@@ -201,19 +208,19 @@ pub(crate) fn bcrypt_speed(given: Option<f64>) -> Option<BcryptSpeed> {
 /// Expand trace arguments: none is standard input; a pattern with `*`, `?` or `[`
 /// that the shell left alone (quoted, or from cron) and that names no file is
 /// expanded here, sorted.
-pub fn expand_inputs(args: &[String]) -> Vec<String> {
+pub fn expand_inputs(args: &[PathBuf]) -> Vec<PathBuf> {
     if args.is_empty() {
         return vec!["-".into()];
     }
     let mut out = Vec::new();
-    for s in args {
-        let wild = s.contains(['*', '?', '[']) && !std::path::Path::new(s).exists();
-        if wild {
+    for path in args {
+        // A pattern is text; a name that is not UTF-8 is a file name, never a pattern.
+        let pattern = path
+            .to_str()
+            .filter(|s| s.contains(['*', '?', '[']) && !path.exists());
+        if let Some(s) = pattern {
             if let Ok(paths) = glob::glob(s) {
-                let mut found: Vec<String> = paths
-                    .filter_map(|p| p.ok())
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .collect();
+                let mut found: Vec<PathBuf> = paths.filter_map(|p| p.ok()).collect();
                 found.sort();
                 if !found.is_empty() {
                     out.extend(found);
@@ -221,7 +228,7 @@ pub fn expand_inputs(args: &[String]) -> Vec<String> {
                 }
             }
         }
-        out.push(s.clone());
+        out.push(path.clone());
     }
     out
 }
@@ -230,17 +237,19 @@ pub fn expand_inputs(args: &[String]) -> Vec<String> {
 /// number and the PID the file name gives) to `also`, so that one pass serves both
 /// (standard input can be read only once).
 pub fn feed(
-    name: &str,
+    path: &Path,
     analyzer: &mut GapAnalyzer,
     notes: &Notes,
     mut also: impl FnMut(Option<u32>, &[u8]),
 ) -> InputReport {
+    let name = crate::input::path_text(path);
+    let name = name.as_str();
     let mut report = InputReport {
         name: name.to_string(),
         lines: 0,
         error: None,
     };
-    let mut input = match Input::open(name) {
+    let mut input = match Input::open(path) {
         Ok(i) => i,
         Err(e) => {
             notes.warn(format!("{name}: {e}"));

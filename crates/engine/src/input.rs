@@ -7,6 +7,15 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// A path as text for messages and reports: as it is when it is UTF-8, else with
+/// each byte that is not as `\xHH` (file names are bytes on Unix; a Latin-1 name
+/// must be opened as it is and shown without loss).
+pub fn path_text(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    tlsgap_parser::lossless_text(path.as_os_str().as_bytes()).into_owned()
+}
 
 /// The compression of an input, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +33,7 @@ pub enum Compression {
 impl Compression {
     /// The compression of the file at `path`, from its first bytes (`None` when it
     /// cannot be read).
-    pub fn of_file(path: &str) -> Compression {
+    pub fn of_file(path: &Path) -> Compression {
         let mut magic = Vec::with_capacity(4);
         match File::open(path) {
             Ok(f) => {
@@ -47,7 +56,8 @@ impl Compression {
 
 /// An opened input: its name and a reader of its (decompressed) bytes.
 pub struct Input {
-    /// The path as given, or `-` for stdin.
+    /// The path as given (shown: bytes that are not UTF-8 as `\xHH`), or `-` for
+    /// stdin.
     pub name: String,
     /// How it was compressed.
     pub compression: Compression,
@@ -70,8 +80,8 @@ impl std::fmt::Debug for Input {
 
 impl Input {
     /// Open `name` (`-` is stdin).
-    pub fn open(name: &str) -> io::Result<Input> {
-        let raw: Box<dyn Read + Send> = if name == "-" {
+    pub fn open(name: &Path) -> io::Result<Input> {
+        let raw: Box<dyn Read + Send> = if name.as_os_str() == "-" {
             Box::new(io::stdin())
         } else {
             let file = File::open(name)?;
@@ -92,7 +102,7 @@ impl Input {
             Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(chained)),
         };
         Ok(Input {
-            name: name.to_string(),
+            name: path_text(name),
             compression,
             head: Vec::new(),
             head_pos: 0,
@@ -105,11 +115,11 @@ impl Input {
     /// incremental runs, see [`crate::state`]): plain files seek, compressed ones skip
     /// `offset` decompressed bytes. An offset past the end gives an input that is at
     /// its end. Standard input cannot start at an offset other than 0.
-    pub fn open_at(name: &str, offset: u64) -> io::Result<Input> {
+    pub fn open_at(name: &Path, offset: u64) -> io::Result<Input> {
         if offset == 0 {
             return Input::open(name);
         }
-        if name == "-" {
+        if name.as_os_str() == "-" {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "standard input cannot be read from an offset",
@@ -138,7 +148,7 @@ impl Input {
             }
         };
         let mut input = Input {
-            name: name.to_string(),
+            name: path_text(name),
             compression,
             head: Vec::new(),
             head_pos: 0,
@@ -241,7 +251,7 @@ impl<R: BufRead> Read for GzMembers<R> {
 
 /// Whether `path` can be opened for reading as an input (not a directory); the file
 /// is closed again at once.
-pub fn check_readable(path: &str) -> io::Result<()> {
+pub fn check_readable(path: &Path) -> io::Result<()> {
     let file = File::open(path)?;
     if file.metadata()?.is_dir() {
         return Err(io::Error::other("is a directory"));
@@ -281,8 +291,8 @@ pub enum Content {
 /// cannot be read twice) and say whether it is strace output or an access log (in
 /// `log_format`, as `--log-format` takes it, or a preset when it is `auto`). For
 /// telling apart the files a shell glob put after a flag that takes several values.
-pub fn sniff(name: &str, log_format: &str) -> Content {
-    if name == "-" {
+pub fn sniff(name: &Path, log_format: &str) -> Content {
+    if name.as_os_str() == "-" {
         return Content::Unknown;
     }
     let Ok(input) = Input::open(name) else {

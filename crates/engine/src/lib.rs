@@ -19,7 +19,7 @@
 //!     \"-\" \"curl/8.5.0\" TLSv1.3 TLS_AES_128_GCM_SHA256\n").unwrap();
 //! let notes = Notes::collect();
 //! let run = RunOptions {
-//!     inputs: vec![log.to_string_lossy().into_owned()],
+//!     inputs: vec![log.clone()],
 //!     notes: notes.clone(),
 //!     ..RunOptions::default()
 //! };
@@ -191,8 +191,9 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
 /// between runs.
 #[derive(Clone)]
 pub struct RunOptions {
-    /// Inputs in order; `-` is standard input.
-    pub inputs: Vec<String>,
+    /// Inputs in order; `-` is standard input. Paths, not text: a file name that is
+    /// not UTF-8 is opened as it is.
+    pub inputs: Vec<PathBuf>,
     /// `auto`, a preset name, an Apache `LogFormat` or an nginx `log_format`.
     pub log_format: String,
     /// Worker threads (at least 1).

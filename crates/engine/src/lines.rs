@@ -9,11 +9,12 @@ use tlsgap_agg::{InputReport, LineStats};
 use tlsgap_parser::detect::detect;
 use tlsgap_parser::{Format, LineParser, Reason, Record, Role};
 
-use crate::input::{Compression, Input};
+use crate::input::{path_text, Compression, Input};
 use crate::runner::{self, Block, BlockMeta, InputOutcome, Job, Opening, Source};
 use crate::state::{ReadPlan, Session};
 use crate::window::Window;
 use crate::{bail, err, Context, Notes, Result, RunOptions};
+use std::path::PathBuf;
 
 /// How many bytes of the first input auto-detection looks at.
 const DETECT_BYTES: usize = 64 << 10;
@@ -168,14 +169,15 @@ impl Prepared {
     /// The total decompressed size when every input is a plain regular file.
     fn total_bytes(&self) -> Option<u64> {
         let mut total = 0;
-        for (name, source) in self.names.iter().zip(&self.sources) {
+        for source in &self.sources {
             match &source.opening {
                 Opening::Failed(_) => {}
                 Opening::Ready(i) if i.compression != Compression::None => return None,
-                _ if name == "-" => return None,
-                _ => {
-                    let meta = std::fs::metadata(name).ok()?;
-                    if !meta.is_file() || Compression::of_file(name) != Compression::None {
+                Opening::Ready(_) => return None,
+                Opening::Later { path, .. } if path.as_os_str() == "-" => return None,
+                Opening::Later { path, .. } => {
+                    let meta = std::fs::metadata(path).ok()?;
+                    if !meta.is_file() || Compression::of_file(path) != Compression::None {
                         return None;
                     }
                     total += meta.len();
@@ -189,30 +191,31 @@ impl Prepared {
 /// The inputs as given, each file once: a second spelling of a file already listed
 /// (`./access.log` and `access.log`, a glob overlapping a name, a hard link) is left
 /// out with a note; standard input is read once too.
-pub fn distinct_inputs(inputs: &[String], notes: &Notes) -> Vec<String> {
+pub fn distinct_inputs(inputs: &[PathBuf], notes: &Notes) -> Vec<PathBuf> {
     let mut seen: Vec<((u64, u64), String)> = Vec::new();
     let mut stdin = false;
     let mut out = Vec::with_capacity(inputs.len());
-    for name in inputs {
+    for path in inputs {
+        let name = path_text(path);
         if name == "-" {
             if stdin {
                 notes.warn("standard input (-) given twice: read once".to_string());
                 continue;
             }
             stdin = true;
-            out.push(name.clone());
+            out.push(path.clone());
             continue;
         }
-        if let Some(id) = crate::clash::file_id(std::path::Path::new(name)) {
+        if let Some(id) = crate::clash::file_id(path) {
             if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
                 notes.warn(format!(
                     "{name} is the same file as {first}: read once (given twice?)"
                 ));
                 continue;
             }
-            seen.push((id, name.clone()));
+            seen.push((id, name));
         }
-        out.push(name.clone());
+        out.push(path.clone());
     }
     out
 }
@@ -227,23 +230,29 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
         None => {
             let sources = inputs
                 .iter()
-                .map(|name| Source {
-                    name: name.clone(),
+                .map(|path| Source {
+                    name: path_text(path),
                     opening: Opening::Later {
-                        path: name.clone(),
+                        path: path.clone(),
                         start: 0,
                     },
                     hold_tail: false,
                     first_line: 0,
                 })
                 .collect::<Vec<_>>();
-            (inputs.clone(), sources, None)
+            let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+            (names, sources, None)
         }
         Some(sc) => {
             let session = Session::open(sc)?;
             let plans = session.plan(&inputs);
             for p in &plans {
-                let text = format!("{}: {} (from byte {})", p.path, p.reason, p.start);
+                let text = format!(
+                    "{}: {} (from byte {})",
+                    path_text(&p.path),
+                    p.reason,
+                    p.start
+                );
                 if p.lossy {
                     notes.warn(text);
                 } else if p.start > 0 || p.is_rotated_sibling() {
@@ -253,7 +262,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
             let sources = plans
                 .iter()
                 .map(|p| Source {
-                    name: p.path.clone(),
+                    name: path_text(&p.path),
                     opening: Opening::Later {
                         path: p.path.clone(),
                         start: p.start,
@@ -262,14 +271,14 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
                     first_line: p.first_line,
                 })
                 .collect();
-            let names = plans.iter().map(|p| p.path.clone()).collect();
+            let names: Vec<String> = plans.iter().map(|p| path_text(&p.path)).collect();
             (names, sources, Some((session, plans)))
         }
     };
     // Which inputs cannot be opened, one at a time (no descriptor kept).
     for s in &mut sources {
         if let Opening::Later { path, .. } = &s.opening {
-            if path != "-" {
+            if path.as_os_str() != "-" {
                 if let Err(e) = crate::input::check_readable(path) {
                     s.opening = Opening::Failed(format!("cannot open: {e}"));
                 }

@@ -215,7 +215,11 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
                 failed: false,
                 user_slot: auth::UserSlot::of(&format),
                 sub_second_times: auth::sub_second_times(&format),
-                names: run.inputs.clone(),
+                names: run
+                    .inputs
+                    .iter()
+                    .map(|p| crate::input::path_text(p))
+                    .collect(),
             });
             let auth_opts = AuthOptions {
                 window: run.window,

@@ -132,7 +132,7 @@ pub enum Opening {
     /// To open when reached, at this decompressed byte offset (`--state`).
     Later {
         /// The path (`-` is standard input).
-        path: String,
+        path: std::path::PathBuf,
         /// Where reading starts.
         start: u64,
     },

@@ -93,7 +93,7 @@
 //!
 //! let cfg = StateConfig { path: "/var/lib/tlsgap/state.json".into(), lock_wait: None };
 //! let mut session = Session::open(&cfg)?; // lock, then load
-//! for plan in session.plan(&["/var/log/apache2/access.log".to_string()]) {
+//! for plan in session.plan(&["/var/log/apache2/access.log".into()]) {
 //!     let mut input = plan.open()?;
 //!     let mut data = Vec::new();
 //!     input.read_to_end(&mut data)?;
@@ -117,7 +117,12 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::input::{Compression, Input};
+use crate::input::{path_text, Compression, Input};
+
+/// `name` made absolute (symlinks not resolved), as given when that fails.
+fn absolute(name: &Path) -> PathBuf {
+    std::path::absolute(name).unwrap_or_else(|_| name.to_path_buf())
+}
 
 /// The `format` field of a state file.
 pub const FORMAT: &str = "tlsgap-state";
@@ -340,10 +345,8 @@ pub fn complete_prefix_len(bytes: &[u8]) -> usize {
 }
 
 /// The state key of an input path: absolute, symlinks not resolved.
-pub fn state_key(name: &str) -> String {
-    std::path::absolute(name)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| name.to_string())
+pub fn state_key(name: &Path) -> String {
+    path_text(&absolute(name))
 }
 
 /// One file as seen when planning.
@@ -368,7 +371,7 @@ fn dev_ino(_meta: &fs::Metadata) -> (u64, u64) {
     (0, 0)
 }
 
-fn probe(path: &str) -> Option<Probe> {
+fn probe(path: &Path) -> Option<Probe> {
     let meta = fs::metadata(path).ok()?;
     if !meta.is_file() {
         return None;
@@ -414,7 +417,7 @@ fn furthest<'s>(state: &'s State, p: &Probe) -> Option<&'s Entry> {
 /// Where reading the file at `path` (seen as `p`) starts, in bytes and in lines: the
 /// line count remembered, or (a state written before line counts were kept) counted
 /// by reading up to the offset once.
-fn position(state: &State, path: &str, p: Option<&Probe>) -> (u64, u64) {
+fn position(state: &State, path: &Path, p: Option<&Probe>) -> (u64, u64) {
     let Some(e) = p.and_then(|p| furthest(state, p)) else {
         return (0, 0);
     };
@@ -423,7 +426,7 @@ fn position(state: &State, path: &str, p: Option<&Probe>) -> (u64, u64) {
 }
 
 /// Newlines in the first `offset` decompressed bytes of `path` (0 when unreadable).
-fn count_lines_upto(path: &str, offset: u64) -> u64 {
+fn count_lines_upto(path: &Path, offset: u64) -> u64 {
     let Ok(input) = Input::open(path) else {
         return 0;
     };
@@ -444,7 +447,7 @@ fn count_lines_upto(path: &str, offset: u64) -> u64 {
 #[derive(Debug, Clone)]
 pub struct ReadPlan {
     /// The file to read: an input given, or a rotated sibling of one.
-    pub path: String,
+    pub path: PathBuf,
     /// Decompressed byte offset to start at (pass to [`Input::open_at`]).
     pub start: u64,
     /// Why it is read from there, for `--verbose`-style messages.
@@ -522,14 +525,13 @@ fn rotation_rank(rest: &str) -> Option<Rank> {
 
 #[derive(Debug)]
 struct Sibling {
-    path: String,
+    path: PathBuf,
     rank: Rank,
     probe: Probe,
 }
 
 /// The rotated siblings of `key` (an absolute path), newest first.
-fn siblings(key: &str) -> Vec<Sibling> {
-    let key = Path::new(key);
+fn siblings(key: &Path) -> Vec<Sibling> {
     let (Some(dir), Some(base)) = (key.parent(), key.file_name().and_then(|b| b.to_str())) else {
         return Vec::new();
     };
@@ -541,7 +543,7 @@ fn siblings(key: &str) -> Vec<Sibling> {
         .filter_map(|entry| {
             let name = entry.file_name();
             let rank = rotation_rank(name.to_str()?.strip_prefix(base)?)?;
-            let path = entry.path().to_string_lossy().into_owned();
+            let path = entry.path();
             let probe = probe(&path)?;
             Some(Sibling { path, rank, probe })
         })
@@ -576,10 +578,10 @@ fn find_holder(e: &Entry, mut sibs: Vec<Sibling>) -> Option<(Sibling, Vec<Siblin
 /// Decide what to read for `inputs` (as given; `-` is stdin): per input, first the
 /// unread ends of its rotated siblings (oldest first), then the input itself. See
 /// the module documentation for the rules.
-pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
+pub fn plan(state: &State, inputs: &[PathBuf]) -> Vec<ReadPlan> {
     let probes: Vec<Option<Probe>> = inputs
         .iter()
-        .map(|n| if n == "-" { None } else { probe(n) })
+        .map(|n| if n.as_os_str() == "-" { None } else { probe(n) })
         .collect();
     let listed: HashSet<(u64, u64)> = probes
         .iter()
@@ -588,7 +590,7 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
         .collect();
     let mut plans: Vec<ReadPlan> = Vec::new();
     for (name, probe) in inputs.iter().zip(&probes) {
-        if name == "-" {
+        if name.as_os_str() == "-" {
             plans.push(ReadPlan {
                 path: name.clone(),
                 start: 0,
@@ -631,7 +633,7 @@ pub fn plan(state: &State, inputs: &[String]) -> Vec<ReadPlan> {
                 let rotated = if holder_listed {
                     None
                 } else {
-                    let sibs = siblings(&key)
+                    let sibs = siblings(&absolute(name))
                         .into_iter()
                         .filter(|s| !listed.contains(&(s.probe.device, s.probe.inode)))
                         .collect();
@@ -825,7 +827,7 @@ impl Session {
     }
 
     /// What to read for `inputs`: see [`plan`].
-    pub fn plan(&self, inputs: &[String]) -> Vec<ReadPlan> {
+    pub fn plan(&self, inputs: &[PathBuf]) -> Vec<ReadPlan> {
         plan(&self.state, inputs)
     }
 
@@ -930,10 +932,7 @@ mod tests {
         /// One tlsgap run over `inputs` (names relative to the directory), reading the
         /// way the engine does: complete lines only for live files.
         fn run(&mut self, inputs: &[&str]) -> Vec<ReadPlan> {
-            let inputs: Vec<String> = inputs
-                .iter()
-                .map(|n| self.path(n).to_string_lossy().into_owned())
-                .collect();
+            let inputs: Vec<PathBuf> = inputs.iter().map(|n| self.path(n)).collect();
             let mut session = Session::open(&self.state_cfg()).unwrap();
             let plans = session.plan(&inputs);
             for plan in &plans {
@@ -1100,7 +1099,7 @@ mod tests {
         let plans = sim.run(&["access.log"]);
         let names: Vec<&str> = plans
             .iter()
-            .map(|p| p.path.rsplit('/').next().unwrap())
+            .map(|p| p.path.file_name().unwrap().to_str().unwrap())
             .collect();
         assert_eq!(names, ["access.log.2.gz", "access.log.1", "access.log"]);
         assert!(plans[0].start > 0);
@@ -1124,7 +1123,7 @@ mod tests {
         let plans = sim.run(&["access.log"]);
         let names: Vec<&str> = plans
             .iter()
-            .map(|p| p.path.rsplit('/').next().unwrap())
+            .map(|p| p.path.file_name().unwrap().to_str().unwrap())
             .collect();
         assert_eq!(
             names,
@@ -1255,7 +1254,7 @@ mod tests {
         sim.append(3);
         sim.run(&["access.log"]);
         let state = State::load(&sim.path("state.json")).unwrap();
-        let entry = state.inputs.get(&state_key(&sim.log())).unwrap();
+        let entry = state.inputs.get(&state_key(Path::new(&sim.log()))).unwrap();
         let content = fs::read(sim.log()).unwrap();
         assert_eq!(entry.offset, content.len() as u64);
         assert_eq!(entry.fingerprint_bytes, content.len() as u64);
@@ -1278,13 +1277,13 @@ mod tests {
         sim.append(50);
         let all = fs::read(sim.log()).unwrap();
         let mut rest = Vec::new();
-        Input::open_at(&sim.log(), 1000)
+        Input::open_at(Path::new(&sim.log()), 1000)
             .unwrap()
             .read_to_end(&mut rest)
             .unwrap();
         assert_eq!(rest, all[1000..]);
         sim.gzip("access.log");
-        let gz = sim.path("access.log.gz").to_string_lossy().into_owned();
+        let gz = sim.path("access.log.gz");
         let mut rest = Vec::new();
         let mut input = Input::open_at(&gz, 1000).unwrap();
         assert_eq!(input.compression, Compression::Gzip);

@@ -23,10 +23,7 @@ fn auth_dir() -> PathBuf {
 
 fn run_options(inputs: &[&Path]) -> RunOptions {
     RunOptions {
-        inputs: inputs
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
+        inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
         jobs: 1,
         notes: Notes::collect(),
         ..RunOptions::default()
@@ -115,10 +112,7 @@ fn gaps_in_process_equals_the_binary() {
     traces.sort();
     // The library resolves relative names against the process's directory; the binary
     // runs in `dir`, so give the library absolute names and compare without them.
-    let abs: Vec<String> = traces
-        .iter()
-        .map(|t| dir.join(t).to_string_lossy().into_owned())
-        .collect();
+    let abs: Vec<PathBuf> = traces.iter().map(|t| dir.join(t)).collect();
     let got = gaps::run(
         &gaps::GapsOptions {
             traces: abs,
@@ -150,9 +144,9 @@ fn auth_log_format() -> String {
 }
 
 fn auth_options(dir: &Path) -> auth::AuthOptions {
-    let mut traces: Vec<String> = std::fs::read_dir(dir.join("traces"))
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.join("traces"))
         .unwrap()
-        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .map(|e| e.unwrap().path())
         .collect();
     traces.sort();
     auth::AuthOptions {
@@ -225,7 +219,7 @@ fn auth_in_process_equals_the_binary() {
         fmt,
         "--traces".into(),
     ];
-    args.extend(opts.traces.iter().cloned());
+    args.extend(opts.traces.iter().map(|p| p.to_string_lossy().into_owned()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let want = binary_json(&dir, &args);
     assert!(!got.failed);

@@ -694,3 +694,50 @@ fn a_file_rewritten_shorter_in_place_warns_of_double_counting() {
     assert!(err.contains("counted twice"), "{err}");
     assert!(err.contains("lost"), "{err}");
 }
+
+#[test]
+fn a_latin1_file_name_is_opened_and_shown_escaped() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempdir();
+    // "accès.log" written by a Latin-1 system: 0xE8 is not UTF-8.
+    let log = dir.path().join(OsStr::from_bytes(b"acc\xe8s.log"));
+    std::fs::write(&log, lines(0, 4)).unwrap();
+    let state = dir.path().join("state.json");
+    let o = bin()
+        .args(["tls", "--format", "json", "--state", path_str(&state)])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(tls_total(&o), 4);
+    let err = stderr(&o);
+    assert!(err.contains("acc\\xE8s.log"), "{err}");
+    // The state remembers it: appended lines only, next time.
+    append(&log, &lines(4, 2));
+    let o = bin()
+        .args(["tls", "--format", "json", "-q", "--state", path_str(&state)])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(tls_total(&o), 2);
+    // strace output under such a name too.
+    let trace = dir.path().join(OsStr::from_bytes(b"trace.\xe9t\xe9"));
+    std::fs::write(
+        &trace,
+        "1234  12:00:00.000100 read(3, \"x\", 1) = 1\n1234  12:00:00.500100 read(3, \"y\", 1) = 1\n",
+    )
+    .unwrap();
+    let o = bin()
+        .args(["gaps", "--format", "json"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("trace.\\\\xE9t\\\\xE9"),
+        "{}",
+        stdout(&o)
+    );
+}
