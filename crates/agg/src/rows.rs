@@ -42,12 +42,19 @@ pub fn is_escaped_control(c: char) -> bool {
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// The log's "no value" dash alone: it starts with `-` but cannot run, and every
+/// consumer of these files looks for it as it is.
+fn inert(s: &str) -> bool {
+    s == "-"
+}
+
 /// Append `s` to `out` as a CSV field: always quoted, quotes doubled (RFC 4180), so
 /// that commas, quotes and line breaks in log text never shift a column. With
 /// [`CsvStyle::Safe`], a value starting with `=`, `+`, `-`, `@`, tab or CR is written
-/// with a `'` first, and control characters as `\xHH` / `\u{..}` (a line break
-/// too, so that every row is one line); for text cells only: numbers are written
-/// by their callers, never through here.
+/// with a `'` first (except the lone `-` of a missing value, which cannot run), and
+/// control characters as `\xHH` / `\u{..}` (a line break too, so that every row is
+/// one line); for text cells only: numbers are written by their callers, never
+/// through here.
 pub fn csv_field(s: &str, style: CsvStyle, out: &mut Vec<u8>) {
     out.push(b'"');
     if style == CsvStyle::Raw {
@@ -60,7 +67,7 @@ pub fn csv_field(s: &str, style: CsvStyle, out: &mut Vec<u8>) {
         out.push(b'"');
         return;
     }
-    if s.starts_with(formula_start) {
+    if s.starts_with(formula_start) && !inert(s) {
         out.push(b'\'');
     }
     let mut buf = [0u8; 4];
@@ -201,6 +208,8 @@ mod tests {
         assert_eq!(safe("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
         assert_eq!(safe("+1"), "\"'+1\"");
         assert_eq!(safe("-2+3"), "\"'-2+3\"");
+        assert_eq!(safe("-"), "\"-\"");
+        assert_eq!(safe("--"), "\"'--\"");
         assert_eq!(safe("@SUM(A1)"), "\"'@SUM(A1)\"");
         // Tab and CR are judged as they stand in the log, then escaped.
         assert_eq!(safe("\tx"), "\"'\\x09x\"");

@@ -37,6 +37,18 @@ fn tls_total(o: &std::process::Output) -> u64 {
     util::json(o)["total"].as_u64().unwrap()
 }
 
+/// `tls -q --format json --state STATE LOG`, which must succeed: its total.
+fn tls_with_state(state: &Path, log: &Path) -> u64 {
+    let o = bin()
+        .args(["tls", "-q", "--format", "json", "--state"])
+        .arg(state)
+        .arg(log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    tls_total(&o)
+}
+
 /// Run `tlsgap` under `sh -c 'ulimit ...; exec tlsgap "$@"'`.
 fn tlsgap_limited(limit: &str, args: &[&str]) -> std::process::Output {
     Command::new("sh")
@@ -236,40 +248,14 @@ fn state_survives(fail: impl Fn(&Path, &Path, &Path) -> std::process::Output) {
     let dir = tempdir();
     let log = write(dir.path(), "access.log", lines(0, 40).as_bytes());
     let state = dir.path().join("state.json");
-    let o = bin()
-        .args([
-            "tls",
-            "-q",
-            "--format",
-            "json",
-            "--state",
-            path_str(&state),
-            path_str(&log),
-        ])
-        .output()
-        .unwrap();
-    assert_code(&o, 0);
-    assert_eq!(tls_total(&o), 40);
+    assert_eq!(tls_with_state(&state, &log), 40);
     let saved = std::fs::read(&state).unwrap();
     append(&log, &lines(40, 25));
     let o = fail(dir.path(), &log, &state);
     assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(std::fs::read(&state).unwrap(), saved, "the state advanced");
-    let o = bin()
-        .args([
-            "tls",
-            "-q",
-            "--format",
-            "json",
-            "--state",
-            path_str(&state),
-            path_str(&log),
-        ])
-        .output()
-        .unwrap();
-    assert_code(&o, 0);
     assert_eq!(
-        tls_total(&o),
+        tls_with_state(&state, &log),
         25,
         "the lines of the failed run are counted next time"
     );
@@ -409,20 +395,7 @@ fn a_closed_pipe_with_state_is_success_and_the_state_is_saved() {
     let o = child.wait_with_output().unwrap();
     assert_code(&o, 0);
     // Every line was read and recorded: the next run has nothing new.
-    let o = bin()
-        .args([
-            "tls",
-            "-q",
-            "--format",
-            "json",
-            "--state",
-            path_str(&state),
-            path_str(&log),
-        ])
-        .output()
-        .unwrap();
-    assert_code(&o, 0);
-    assert_eq!(tls_total(&o), 0);
+    assert_eq!(tls_with_state(&state, &log), 0);
 }
 
 #[test]
@@ -715,13 +688,7 @@ fn a_latin1_file_name_is_opened_and_shown_escaped() {
     assert!(err.contains("acc\\xE8s.log"), "{err}");
     // The state remembers it: appended lines only, next time.
     append(&log, &lines(4, 2));
-    let o = bin()
-        .args(["tls", "--format", "json", "-q", "--state", path_str(&state)])
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert_code(&o, 0);
-    assert_eq!(tls_total(&o), 2);
+    assert_eq!(tls_with_state(&state, &log), 2);
     // strace output under such a name too.
     let trace = dir.path().join(OsStr::from_bytes(b"trace.\xe9t\xe9"));
     std::fs::write(
