@@ -494,6 +494,8 @@ impl std::fmt::Display for StrictHit {
 #[derive(Debug)]
 pub struct BadLineSink {
     out: Option<BufWriter<File>>,
+    /// `--invalid-lines` as shown in messages.
+    shown: String,
     strict: bool,
     /// The first malformed line under `--strict`.
     pub strict_hit: Option<StrictHit>,
@@ -510,6 +512,11 @@ impl BadLineSink {
         };
         Ok(BadLineSink {
             out,
+            shown: opts
+                .invalid_lines
+                .as_deref()
+                .map(crate::input::path_text)
+                .unwrap_or_default(),
             strict: opts.strict,
             strict_hit: None,
         })
@@ -519,6 +526,7 @@ impl BadLineSink {
     pub fn none() -> BadLineSink {
         BadLineSink {
             out: None,
+            shown: String::new(),
             strict: false,
             strict_hit: None,
         }
@@ -536,9 +544,10 @@ impl BadLineSink {
             let line = meta.line_base + b.rel_line + 1;
             if let Some(out) = self.out.as_mut() {
                 // FILE<TAB>LINE<TAB>REASON<TAB>the line verbatim
-                write!(out, "{name}\t{line}\t{}\t", b.reason)?;
-                out.write_all(&b.bytes)?;
-                out.write_all(b"\n")?;
+                write!(out, "{name}\t{line}\t{}\t", b.reason)
+                    .and_then(|()| out.write_all(&b.bytes))
+                    .and_then(|()| out.write_all(b"\n"))
+                    .with_context(|| format!("writing --invalid-lines file {}", self.shown))?;
             }
             if self.strict {
                 self.strict_hit = Some(StrictHit {
@@ -552,10 +561,17 @@ impl BadLineSink {
         Ok(true)
     }
 
-    /// Flush the file.
+    /// Flush the file, and to disk when it is a regular file: `--state` is saved
+    /// only after it.
     pub fn finish(&mut self) -> Result<()> {
         if let Some(out) = self.out.as_mut() {
-            out.flush().context("writing --invalid-lines")?;
+            let shown = &self.shown;
+            let what = || format!("writing --invalid-lines file {shown}");
+            out.flush().with_context(what)?;
+            let file = out.get_ref();
+            if file.metadata().is_ok_and(|m| m.is_file()) {
+                file.sync_all().with_context(what)?;
+            }
         }
         Ok(())
     }

@@ -97,6 +97,24 @@ fn output_onto_a_device_node_writes_to_it_and_keeps_the_node() {
         .unwrap()
         .file_type()
         .is_char_device());
+    // --invalid-lines too.
+    append(&log, "garbage\n");
+    let o = bin()
+        .args([
+            "tls",
+            "-q",
+            "--invalid-lines",
+            path_str(&full),
+            path_str(&log),
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("--invalid-lines file {}", path_str(&full))),
+        "{err}"
+    );
 }
 
 /// `makedev` as glibc encodes it, for the small numbers used here.
