@@ -99,10 +99,18 @@ pub enum Command {
         #[arg(value_enum, value_name = "SHELL")]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), generated from these same definitions.
+    /// Print the manual page (roff), or write one page per subcommand, generated from
+    /// these same definitions.
     ///
-    /// For example: `tlsgap man > /usr/local/share/man/man1/tlsgap.1`.
-    Man,
+    /// For example: `tlsgap man > /usr/local/share/man/man1/tlsgap.1`, or
+    /// `tlsgap man --dir /usr/local/share/man/man1` for `tlsgap.1`, `tlsgap-tls.1`,
+    /// `tlsgap-whatif.1`, ... (`man tlsgap-tls`).
+    Man {
+        /// Write `tlsgap.1` and a `tlsgap-COMMAND.1` for every subcommand into DIR
+        /// (which must exist) instead of printing the main page.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// Flags shared by every command that reads access logs.

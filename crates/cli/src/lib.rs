@@ -43,12 +43,47 @@ pub fn run() -> Result<ExitCode> {
             clap_complete::generate(shell, &mut cmd, "tlsgap", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => {
+        Command::Man { dir } => {
             let cmd = <Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            match dir {
+                None => clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?,
+                Some(dir) => {
+                    for (file, page) in man_pages(cmd) {
+                        let mut out = tlsgap_output::file::open(Some(&dir.join(file)))?;
+                        std::io::Write::write_all(&mut out, &page)?;
+                        out.finish()?;
+                    }
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The manual pages: `tlsgap.1`, then `tlsgap-COMMAND.1` for each subcommand (named
+/// as `git` names its pages, with the synopsis `tlsgap COMMAND ...`), as
+/// (file name, roff).
+pub fn man_pages(cmd: clap::Command) -> Vec<(String, Vec<u8>)> {
+    let version = cmd.get_version().unwrap_or_default().to_string();
+    let mut pages = Vec::new();
+    let mut render = |file: String, page: clap::Command| {
+        let mut roff = Vec::new();
+        if clap_mangen::Man::new(page).render(&mut roff).is_ok() {
+            pages.push((file, roff));
+        }
+    };
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = sub.get_name().to_string();
+        let page = sub
+            .clone()
+            .name(format!("tlsgap-{name}"))
+            .bin_name(format!("tlsgap {name}"))
+            .version(version.clone());
+        render(format!("tlsgap-{name}.1"), page);
+    }
+    render("tlsgap.1".to_string(), cmd);
+    pages.rotate_right(1);
+    pages
 }
 
 /// The error as `main` prints it: the whole chain, each line escaped for the terminal

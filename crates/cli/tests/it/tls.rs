@@ -693,3 +693,80 @@ fn completions_and_man_page_are_generated() {
     let s = stdout(&o);
     assert!(s.contains(".TH tlsgap") && s.contains("export"), "{s}");
 }
+
+/// `tlsgap man --dir DIR`: one page per subcommand, each holding every flag its
+/// `--help` lists, and each one `man` renders.
+#[test]
+fn a_man_page_per_subcommand() {
+    let dir = util::tempdir();
+    let o = tlsgap()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let man = util::find_program("man");
+    for sub in [
+        "tls", "export", "ciphers", "whatif", "gaps", "auth", "report", "check", "merge",
+    ] {
+        let page = dir.path().join(format!("tlsgap-{sub}.1"));
+        let roff = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{page:?}: {e}"));
+        assert!(roff.contains(&format!(".TH tlsgap-{sub} 1")), "{sub}");
+        assert!(
+            roff.contains(&format!("\\fBtlsgap {sub}\\fR")),
+            "{sub}: synopsis"
+        );
+        let help = stdout(&tlsgap().args([sub, "--help"]).output().unwrap());
+        for flag in help
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+        {
+            let flag = flag.split(['=', '<', '[']).next().unwrap();
+            assert!(
+                roff.contains(&flag.replace('-', "\\-")),
+                "{sub}: {flag} missing"
+            );
+        }
+        let man = man.as_ref().expect("man (apt-get install man-db)");
+        let shown = std::process::Command::new(man)
+            .arg("-l")
+            .arg(&page)
+            .env("MANWIDTH", "80")
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "{sub}: {}", stderr(&shown));
+        assert!(stdout(&shown).contains(&format!("tlsgap-{sub}")), "{sub}");
+    }
+    assert!(dir.path().join("tlsgap.1").is_file());
+}
+
+/// The completion scripts load in the shells they are for, and complete.
+#[test]
+fn completions_load_in_bash_and_zsh() {
+    let bin = util::tlsgap_path();
+    let bin = bin.to_str().unwrap();
+    let bash = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source <('{bin}' completions bash) && complete -p tlsgap && \
+             COMP_WORDS=(tlsgap wh); COMP_CWORD=1; _tlsgap tlsgap wh tlsgap; \
+             echo \"reply: ${{COMPREPLY[*]}}\""
+        ))
+        .output()
+        .unwrap();
+    assert_code(&bash, 0);
+    let out = stdout(&bash);
+    assert!(out.contains("-F _tlsgap tlsgap"), "{out}");
+    assert!(out.contains("reply: whatif"), "{out}");
+    let zsh = util::find_program("zsh").expect("zsh (apt-get install zsh)");
+    let z = std::process::Command::new(zsh)
+        .args(["-f", "-c"])
+        .arg(format!(
+            "autoload -U compinit && compinit -u -D && source <('{bin}' completions zsh) \
+             && print -r -- \"registered: ${{_comps[tlsgap]}}\""
+        ))
+        .output()
+        .unwrap();
+    assert_code(&z, 0);
+    assert!(stdout(&z).contains("registered: _tlsgap"), "{}", stdout(&z));
+}
