@@ -22,6 +22,7 @@
 )]
 
 pub mod authjoin;
+pub mod distinct;
 pub mod export;
 pub mod fdtable;
 #[cfg(feature = "parquet")]

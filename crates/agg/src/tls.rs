@@ -4,6 +4,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tlsgap_parser::lossless_text;
 
+use crate::distinct::{self, Budget, Estimate, Hll, RELATIVE_STANDARD_ERROR};
 use crate::lines::{LineStats, LinesReport};
 use crate::pairs::PairIndex;
 use crate::verdict::{cipher_facts, protocol_verdict, Verdict};
@@ -65,27 +66,115 @@ impl ClientKey {
 /// Merging is ordered: `a.merge(b)` treats `b` as what came after `a`, which is what
 /// "first TLS request wins" needs in `clients` mode. Splitting an input into ordered
 /// chunks and merging them in order gives the same result as one pass.
+///
+/// In `clients` mode the distinct clients are held exactly up to a memory budget
+/// ([`TlsAgg::with_memory_limit`], see [`crate::distinct`]); clients first seen after
+/// it is spent go into one HyperLogLog per pair (and one for plain HTTP), and the
+/// report says so ([`TlsReport::estimate`]). A client sketched in several pieces
+/// merged later counts under the first TLS pair of each piece, so under every pair it
+/// negotiated first in some piece: the per-pair estimates (and their sum, `total`) are
+/// upper bounds by at most the sketched clients seen with more than one pair.
 #[derive(Debug, Clone)]
 pub struct TlsAgg {
     mode: CountMode,
     pairs: PairIndex,
     counts: Vec<u64>,
     plain: u64,
-    /// Client → index of its first TLS pair, or `u32::MAX` if only seen over plain HTTP.
-    clients: FxHashMap<Box<[u8]>, u32>,
+    /// Client → index of its first TLS pair (or `u32::MAX` if only seen over plain
+    /// HTTP), and when it was first seen here.
+    clients: FxHashMap<Box<[u8]>, Seen>,
+    /// Order of the next new client.
+    next: u32,
+    /// The bytes the exact clients may take.
+    budget: Budget,
+    /// Clients first seen after the budget was spent.
+    sketch: Option<Box<ClientSketch>>,
 }
+
+/// The bytes one exact client is taken to cost besides its key: its slot (a boxed key
+/// and the value, 24 bytes) with the table's growth slack (at most 7/8 full, doubling:
+/// up to 2.3 times), its control byte and the heap block of the key (header and
+/// rounding).
+pub const CLIENT_ENTRY_BYTES: usize = 64;
 
 const PLAIN: u32 = u32::MAX;
 
+/// A client's first pair, and its order among the clients first seen here.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    pair: u32,
+    order: u32,
+}
+
+/// Distinct clients beyond the budget: one sketch per pair, one for plain HTTP.
+#[derive(Debug, Clone, Default)]
+struct ClientSketch {
+    pairs: Vec<Hll>,
+    plain: Hll,
+}
+
+impl ClientSketch {
+    fn add(&mut self, key: &[u8], pair: u32) {
+        if pair == PLAIN {
+            self.plain.insert(key);
+            return;
+        }
+        let i = pair as usize;
+        if self.pairs.len() <= i {
+            self.pairs.resize_with(i + 1, Hll::new);
+        }
+        if let Some(h) = self.pairs.get_mut(i) {
+            h.insert(key);
+        }
+    }
+
+    /// Every sketched client.
+    fn all(&self) -> Hll {
+        let mut all = distinct::union(&self.pairs);
+        all.merge(&self.plain);
+        all
+    }
+
+    /// Sketched clients never seen over TLS: those seen over plain HTTP, but at most
+    /// all of them less those seen over TLS (a client sketched over plain HTTP and
+    /// later over TLS is in both sketches).
+    fn plain_only(&self) -> u64 {
+        let tls = distinct::union(&self.pairs);
+        self.plain
+            .count()
+            .min(distinct::difference(&self.all(), &tls))
+    }
+}
+
 impl TlsAgg {
-    /// An empty distribution.
+    /// An empty distribution, every client counted exactly.
     pub fn new(mode: CountMode) -> TlsAgg {
+        TlsAgg::with_memory_limit(mode, usize::MAX)
+    }
+
+    /// An empty distribution whose exact clients take at most about `bytes` (key
+    /// lengths plus [`CLIENT_ENTRY_BYTES`] each); later clients are estimated.
+    pub fn with_memory_limit(mode: CountMode, bytes: usize) -> TlsAgg {
         TlsAgg {
             mode,
             pairs: PairIndex::default(),
             counts: Vec::new(),
             plain: 0,
             clients: FxHashMap::default(),
+            next: 0,
+            budget: Budget::new(bytes),
+            sketch: None,
+        }
+    }
+
+    /// Hold a new client exactly if it fits the budget, else sketch it.
+    fn first_seen(&mut self, key: Box<[u8]>, seen: Seen) {
+        if self.budget.admit(key.len() + CLIENT_ENTRY_BYTES) {
+            self.clients.insert(key, seen);
+        } else {
+            self.sketch
+                .get_or_insert_with(Box::default)
+                .add(&key, seen.pair);
         }
     }
 
@@ -125,12 +214,17 @@ impl TlsAgg {
                 let key = client.unwrap_or(b"-");
                 match self.clients.get_mut(key) {
                     Some(first) => {
-                        if *first == PLAIN {
-                            *first = pair;
+                        if first.pair == PLAIN {
+                            first.pair = pair;
                         }
                     }
+                    None if self.budget.is_full() => {
+                        self.sketch.get_or_insert_with(Box::default).add(key, pair);
+                    }
                     None => {
-                        self.clients.insert(key.into(), pair);
+                        let order = self.next;
+                        self.next = order.saturating_add(1);
+                        self.first_seen(key.into(), Seen { pair, order });
                     }
                 }
             }
@@ -138,23 +232,72 @@ impl TlsAgg {
     }
 
     /// Add what came after `self`.
+    ///
+    /// With a memory limit, the clients of `other` not seen before are admitted in the
+    /// order `other` first saw them until the budget is spent, and sketched after: the
+    /// exact clients are the same however the input was split. (`other`'s own sketch,
+    /// if it has one, is merged as is: its clients are assumed new.)
     pub fn merge(&mut self, other: TlsAgg) {
         let remap: Vec<u32> = other.pairs.iter().map(|(p, c)| self.intern(p, c)).collect();
+        let map = |pair: u32| {
+            if pair == PLAIN {
+                PLAIN
+            } else {
+                remap.get(pair as usize).copied().unwrap_or(PLAIN)
+            }
+        };
         for (i, n) in other.counts.iter().enumerate() {
             if let Some(c) = remap.get(i).and_then(|&j| self.counts.get_mut(j as usize)) {
                 *c += n;
             }
         }
         self.plain += other.plain;
-        for (client, pair) in other.clients {
-            let pair = if pair == PLAIN {
-                PLAIN
-            } else {
-                remap.get(pair as usize).copied().unwrap_or(PLAIN)
+        let fits = self
+            .budget
+            .used()
+            .checked_add(other.budget.used())
+            .is_some_and(|n| n <= self.budget.limit());
+        // Orders continue ours, so that `self` stays in first-seen order.
+        let base = self.next;
+        self.next = base.saturating_add(other.next);
+        let mut fresh: Vec<(Box<[u8]>, Seen)> = Vec::new();
+        for (client, seen) in other.clients {
+            let seen = Seen {
+                pair: map(seen.pair),
+                order: base.saturating_add(seen.order),
             };
-            let slot = self.clients.entry(client).or_insert(PLAIN);
-            if *slot == PLAIN {
-                *slot = pair;
+            if let Some(slot) = self.clients.get_mut(&client) {
+                if slot.pair == PLAIN {
+                    slot.pair = seen.pair;
+                }
+            } else if fits {
+                // Everything `other` holds fits: no need to sort.
+                self.first_seen(client, seen);
+            } else {
+                fresh.push((client, seen));
+            }
+        }
+        if !self.budget.is_full() {
+            fresh.sort_unstable_by_key(|(_, seen)| seen.order);
+        }
+        for (client, seen) in fresh {
+            self.first_seen(client, seen);
+        }
+        if let Some(theirs) = other.sketch {
+            let mine = self.sketch.get_or_insert_with(Box::default);
+            mine.plain.merge(&theirs.plain);
+            for (i, h) in theirs.pairs.iter().enumerate() {
+                let j = map(i as u32);
+                if j == PLAIN || h.is_empty() {
+                    continue;
+                }
+                let j = j as usize;
+                if mine.pairs.len() <= j {
+                    mine.pairs.resize_with(j + 1, Hll::new);
+                }
+                if let Some(m) = mine.pairs.get_mut(j) {
+                    m.merge(h);
+                }
             }
         }
     }
@@ -166,20 +309,38 @@ impl TlsAgg {
             CountMode::Clients => {
                 let mut counts = vec![0u64; self.pairs.len()];
                 let mut plain = 0;
-                for &pair in self.clients.values() {
-                    match counts.get_mut(pair as usize) {
+                for seen in self.clients.values() {
+                    match counts.get_mut(seen.pair as usize) {
                         Some(c) => *c += 1,
                         None => plain += 1,
                     }
+                }
+                if let Some(sketch) = &self.sketch {
+                    for (c, h) in counts.iter_mut().zip(&sketch.pairs) {
+                        *c += h.count();
+                    }
+                    plain += sketch.plain_only();
                 }
                 (counts, plain)
             }
         }
     }
 
-    /// The distinct clients seen (clients mode only).
+    /// The distinct clients seen (clients mode only; estimated beyond the budget).
     pub fn distinct_clients(&self) -> usize {
-        self.clients.len()
+        let sketched = self.sketch.as_ref().map_or(0, |s| s.all().count());
+        self.clients.len() + sketched as usize
+    }
+
+    /// Which figures are estimates, if the budget was spent.
+    pub fn estimate(&self) -> Option<Estimate> {
+        let sketch = self.sketch.as_ref()?;
+        Some(Estimate {
+            exact_clients: self.clients.len() as u64,
+            estimated_clients: sketch.all().count(),
+            relative_standard_error: RELATIVE_STANDARD_ERROR,
+            memory_limit_bytes: self.budget.limit() as u64,
+        })
     }
 
     /// The typed result, sorted by count (descending) then name.
@@ -249,6 +410,7 @@ impl TlsAgg {
             lines: lines.report(),
             plain,
             total,
+            estimate: self.estimate(),
             protocols,
             summary,
             inputs,
@@ -281,6 +443,12 @@ pub struct TlsReport {
     pub plain: u64,
     /// TLS requests (or clients): what `share` is relative to.
     pub total: u64,
+    /// With `clients`, when the distinct clients outgrew the memory limit: how many
+    /// are exact and how many estimated. The counts of clients first seen after the
+    /// limit (in `protocols`, `total`, `plain`, `summary`) are HyperLogLog estimates;
+    /// one seen with several pairs may count under each of them. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<Estimate>,
     /// Protocols by count, descending.
     pub protocols: Vec<ProtocolRow>,
     /// Shares of legacy, insecure, non-forward-secret and non-AEAD traffic, and the
@@ -604,6 +772,111 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Client `i`: 12-byte keys, a third plain, the rest over two pairs.
+    fn many(from: u32, to: u32) -> Vec<(String, &'static str, &'static str)> {
+        (from..to)
+            .map(|i| {
+                let (p, c) = match i % 3 {
+                    0 => ("-", "-"),
+                    1 => ("TLSv1.2", "AES128-SHA"),
+                    _ => ("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+                };
+                (format!("c{i:011}"), p, c)
+            })
+            .collect()
+    }
+
+    fn feed_owned(agg: &mut TlsAgg, rows: &[(String, &str, &str)]) {
+        for (c, p, x) in rows {
+            let p = (*p != "-").then_some(p.as_bytes());
+            let x = (*x != "-").then_some(x.as_bytes());
+            agg.add(Some(c.as_bytes()), p, x);
+        }
+    }
+
+    /// The rows in `chunks` pieces counted apart (no limit) and merged in order into an
+    /// aggregate limited to `limit`, as the engine does.
+    fn split(rows: &[(String, &str, &str)], chunks: usize, limit: usize) -> TlsAgg {
+        let mut total = TlsAgg::with_memory_limit(CountMode::Clients, limit);
+        for piece in rows.chunks(rows.len().div_ceil(chunks)) {
+            let mut part = TlsAgg::new(CountMode::Clients);
+            feed_owned(&mut part, piece);
+            total.merge(part);
+        }
+        total
+    }
+
+    #[test]
+    fn beyond_the_budget_clients_are_estimated() {
+        let rows = many(0, 60_000);
+        // Room for exactly 1,000 clients.
+        let limit = 1_000 * (12 + CLIENT_ENTRY_BYTES);
+        let l = LineStats::default();
+        let mut one = TlsAgg::with_memory_limit(CountMode::Clients, limit);
+        feed_owned(&mut one, &rows);
+        let want = one.report(&l, vec![]);
+        let e = want.estimate.expect("an estimate");
+        assert_eq!(e.exact_clients, 1_000);
+        assert_eq!(e.memory_limit_bytes, limit as u64);
+        let sketched = 59_000.0;
+        let err = (e.estimated_clients as f64 - sketched).abs() / sketched;
+        assert!(err < 3.0 * RELATIVE_STANDARD_ERROR, "{e:?}");
+        let all = (want.total + want.plain) as f64;
+        assert!((all - 60_000.0).abs() / 60_000.0 < 0.03, "{want:?}");
+        assert!(
+            (want.plain as f64 - 20_000.0).abs() / 20_000.0 < 0.05,
+            "{want:?}"
+        );
+        // The same whatever the split: the exact part is the first 1,000 clients.
+        for chunks in [1, 2, 7, 100, 1_000] {
+            let got = split(&rows, chunks, limit).report(&l, vec![]);
+            assert_eq!(got, want, "{chunks} chunks");
+        }
+        assert_eq!(one.distinct_clients(), 1_000 + e.estimated_clients as usize);
+    }
+
+    #[test]
+    fn exact_clients_keep_their_first_tls_pair_after_the_switch() {
+        let mut agg = TlsAgg::with_memory_limit(CountMode::Clients, 2 * (1 + CLIENT_ENTRY_BYTES));
+        feed(&mut agg, &[("a", "-", "-"), ("b", "TLSv1.2", "AES128-SHA")]);
+        feed(&mut agg, &[("c", "-", "-")]);
+        let mut later = TlsAgg::new(CountMode::Clients);
+        feed(
+            &mut later,
+            &[("a", "TLSv1.3", "TLS_AES_128_GCM_SHA256"), ("d", "-", "-")],
+        );
+        agg.merge(later);
+        let rep = agg.report(&LineStats::default(), vec![]);
+        let e = rep.estimate.expect("an estimate");
+        assert_eq!((e.exact_clients, e.estimated_clients), (2, 2));
+        assert_eq!((rep.total, rep.plain), (2, 2));
+        assert_eq!(rep.protocols[0].count, 1);
+    }
+
+    #[test]
+    fn below_the_budget_nothing_changes() {
+        let rows = many(0, 5_000);
+        let l = LineStats::default();
+        let mut exact = TlsAgg::new(CountMode::Clients);
+        feed_owned(&mut exact, &rows);
+        let want = exact.report(&l, vec![]);
+        assert!(want.estimate.is_none());
+        // Just enough room, in one pass and split.
+        let limit = 5_000 * (12 + CLIENT_ENTRY_BYTES);
+        let mut one = TlsAgg::with_memory_limit(CountMode::Clients, limit);
+        feed_owned(&mut one, &rows);
+        assert_eq!(one.report(&l, vec![]), want);
+        for chunks in [3, 50] {
+            assert_eq!(split(&rows, chunks, limit).report(&l, vec![]), want);
+        }
+        // A requests count ignores the limit.
+        let mut r = TlsAgg::with_memory_limit(CountMode::Requests, 1);
+        feed_owned(&mut r, &rows);
+        assert!(r.report(&l, vec![]).estimate.is_none());
+        let json = serde_json::to_string(&want).unwrap_or_default();
+        assert!(!json.contains("estimate"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use tlsgap_ciphers::policy::{Decision, Policy, Reason};
 use tlsgap_ciphers::{catalogue, Protocol};
 use tlsgap_parser::lossless_text;
 
+use crate::distinct::{self, hash64, Budget, Estimate, Hll, RELATIVE_STANDARD_ERROR};
 use crate::lines::{LineStats, LinesReport};
 use crate::pairs::{joined, PairIndex};
 use crate::rows::{Cell, CellType, Rows};
@@ -54,20 +55,150 @@ impl ClientKind {
     }
 }
 
-/// Requests per (client, User-Agent, protocol, suite); mergeable in any order.
+/// Requests per (client, User-Agent, protocol, suite); mergeable in any order, and
+/// in order once a memory limit is set.
+///
+/// With [`WhatifAgg::with_memory_limit`] the (address, User-Agent) entries are held
+/// exactly until their estimated bytes (key length plus [`WHATIF_ENTRY_BYTES`] each)
+/// reach the limit, in the order the input first shows them (see [`crate::distinct`]);
+/// entries first seen after that keep only per-pair request counts (exact) and
+/// per-pair HyperLogLog sketches of the clients (by address + User-Agent and by
+/// address). The report then estimates clients, refused and partly refused clients
+/// from unions of those sketches, and its kinds, top User-Agents and top addresses
+/// cover the exact entries only ([`WhatifReport::estimate`]). With `--client-key addr`
+/// an address with entries on both sides counts on both.
 #[derive(Debug, Clone, Default)]
 pub struct WhatifAgg {
     pairs: PairIndex,
-    /// `address \0 user-agent` → (pair, requests).
-    clients: FxHashMap<Box<[u8]>, Vec<(u32, u64)>>,
+    /// `address \0 user-agent` → (pair, requests), and when it was first seen here.
+    clients: FxHashMap<Box<[u8]>, Entry>,
     plain: u64,
     scratch: Vec<u8>,
+    /// Order of the next new entry.
+    next: u32,
+    /// The bytes the exact entries may take (unlimited by default), and take.
+    budget: Budget,
+    /// Entries first seen after the budget was spent.
+    sketch: Option<Box<WhatifSketch>>,
+}
+
+/// The bytes one exact entry is taken to cost besides its key: its slot (boxed key,
+/// tallies and order, 48 bytes) with the table's growth slack, and the heap blocks of
+/// the key and of the tallies (room for 4 pairs, 64 bytes).
+pub const WHATIF_ENTRY_BYTES: usize = 160;
+
+#[derive(Debug, Clone, Default)]
+struct Entry {
+    order: u32,
+    tallies: Vec<(u32, u64)>,
+}
+
+/// Per pair: the requests of sketched entries, and sketches of their clients.
+#[derive(Debug, Clone, Default)]
+struct WhatifSketch {
+    requests: Vec<u64>,
+    by_key: Vec<Hll>,
+    by_addr: Vec<Hll>,
+}
+
+impl WhatifSketch {
+    fn add(&mut self, key: &[u8], tallies: &[(u32, u64)]) {
+        let (addr, _) = split_key(key);
+        let (hk, ha) = (hash64(key), hash64(addr));
+        for &(pair, n) in tallies {
+            let i = pair as usize;
+            if self.requests.len() <= i {
+                self.requests.resize(i + 1, 0);
+                self.by_key.resize_with(i + 1, Hll::new);
+                self.by_addr.resize_with(i + 1, Hll::new);
+            }
+            if let Some(r) = self.requests.get_mut(i) {
+                *r += n;
+            }
+            if let Some(h) = self.by_key.get_mut(i) {
+                h.insert_hash(hk);
+            }
+            if let Some(h) = self.by_addr.get_mut(i) {
+                h.insert_hash(ha);
+            }
+        }
+    }
+
+    /// The client sketches of one client key.
+    fn by(&self, client_key: ClientKey) -> &[Hll] {
+        match client_key {
+            ClientKey::AddrUa => &self.by_key,
+            ClientKey::Addr => &self.by_addr,
+        }
+    }
+
+    /// Add the sketched requests and (estimated) clients to `totals`: clients are the
+    /// union of all pairs' sketches; refused outright, those not in the union of the
+    /// pairs that pass (or are undecided); partly refused, the intersection of that
+    /// union and the union of the refused pairs (`|R| + |P| - |R ∪ P|`, so its error
+    /// is about ±0.81% of all sketched clients, not of itself). Returns the estimated
+    /// clients.
+    fn add_to(
+        &self,
+        client_key: ClientKey,
+        refused: &dyn Fn(u32) -> bool,
+        totals: &mut Totals,
+    ) -> u64 {
+        let (mut no, mut ok) = (Hll::new(), Hll::new());
+        for (i, (h, &n)) in self.by(client_key).iter().zip(&self.requests).enumerate() {
+            totals.requests += n;
+            if refused(i as u32) {
+                totals.refused_requests += n;
+                no.merge(h);
+            } else {
+                ok.merge(h);
+            }
+        }
+        let mut all = ok.clone();
+        all.merge(&no);
+        let clients = all.count();
+        totals.clients += clients;
+        totals.refused_clients += distinct::difference(&all, &ok);
+        let partly = no.estimate() + ok.estimate() - all.estimate();
+        totals.partly_clients += partly.max(0.0).round() as u64;
+        clients
+    }
+
+    /// Merge `other`, whose pair `i` is ours `remap[i]`.
+    fn merge(&mut self, other: &WhatifSketch, remap: &[u32]) {
+        for (i, &n) in other.requests.iter().enumerate() {
+            let Some(&j) = remap.get(i) else { continue };
+            let j = j as usize;
+            if self.requests.len() <= j {
+                self.requests.resize(j + 1, 0);
+                self.by_key.resize_with(j + 1, Hll::new);
+                self.by_addr.resize_with(j + 1, Hll::new);
+            }
+            if let Some(r) = self.requests.get_mut(j) {
+                *r += n;
+            }
+            if let (Some(a), Some(b)) = (self.by_key.get_mut(j), other.by_key.get(i)) {
+                a.merge(b);
+            }
+            if let (Some(a), Some(b)) = (self.by_addr.get_mut(j), other.by_addr.get(i)) {
+                a.merge(b);
+            }
+        }
+    }
 }
 
 impl WhatifAgg {
-    /// Empty.
+    /// Empty, every entry exact.
     pub fn new() -> WhatifAgg {
         WhatifAgg::default()
+    }
+
+    /// Empty, with exact entries taking at most about `bytes`.
+    pub fn with_memory_limit(bytes: usize) -> WhatifAgg {
+        WhatifAgg {
+            budget: Budget::new(bytes),
+            ..WhatifAgg::default()
+        }
     }
 
     fn intern(&mut self, protocol: &[u8], cipher: &[u8]) -> u32 {
@@ -76,13 +207,30 @@ impl WhatifAgg {
 
     fn count(&mut self, client: &[u8], ua: &[u8], pair: u32, n: u64) {
         let key = joined(&mut self.scratch, client, ua);
-        let slot = match self.clients.get_mut(key) {
-            Some(v) => v,
-            None => self.clients.entry(key.into()).or_default(),
-        };
-        match slot.iter_mut().find(|(p, _)| *p == pair) {
-            Some((_, k)) => *k += n,
-            None => slot.push((pair, n)),
+        if let Some(slot) = self.clients.get_mut(key) {
+            tally(&mut slot.tallies, pair, n);
+            return;
+        }
+        let key: Box<[u8]> = key.into();
+        let order = self.next;
+        self.next = order.saturating_add(1);
+        self.first_seen(
+            key,
+            Entry {
+                order,
+                tallies: vec![(pair, n)],
+            },
+        );
+    }
+
+    /// Hold a new entry exactly if it fits the budget, else sketch it.
+    fn first_seen(&mut self, key: Box<[u8]>, entry: Entry) {
+        if self.budget.admit(key.len() + WHATIF_ENTRY_BYTES) {
+            self.clients.insert(key, entry);
+        } else {
+            self.sketch
+                .get_or_insert_with(Box::default)
+                .add(&key, &entry.tallies);
         }
     }
 
@@ -104,17 +252,45 @@ impl WhatifAgg {
         self.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), pair, 1);
     }
 
-    /// Add another aggregate.
+    /// Add another aggregate. With a memory limit, `other` is what came after `self`:
+    /// its new entries are admitted in the order it first saw them, then sketched.
     pub fn merge(&mut self, other: WhatifAgg) {
         let remap: Vec<u32> = other.pairs.iter().map(|(p, c)| self.intern(p, c)).collect();
         self.plain += other.plain;
-        for (key, tallies) in other.clients {
-            let (client, ua) = split_key(&key);
-            for (pair, n) in tallies {
-                if let Some(&p) = remap.get(pair as usize) {
-                    self.count(client, ua, p, n);
-                }
+        let fits = self
+            .budget
+            .used()
+            .checked_add(other.budget.used())
+            .is_some_and(|n| n <= self.budget.limit());
+        let base = self.next;
+        self.next = base.saturating_add(other.next);
+        let mut fresh: Vec<(Box<[u8]>, Entry)> = Vec::new();
+        for (key, mut entry) in other.clients {
+            for (pair, _) in &mut entry.tallies {
+                *pair = remap.get(*pair as usize).copied().unwrap_or(u32::MAX);
             }
+            entry.tallies.retain(|(p, _)| *p != u32::MAX);
+            entry.order = base.saturating_add(entry.order);
+            if let Some(slot) = self.clients.get_mut(&key) {
+                for (pair, n) in entry.tallies {
+                    tally(&mut slot.tallies, pair, n);
+                }
+            } else if fits {
+                self.first_seen(key, entry);
+            } else {
+                fresh.push((key, entry));
+            }
+        }
+        if !self.budget.is_full() {
+            fresh.sort_unstable_by_key(|(_, e)| e.order);
+        }
+        for (key, entry) in fresh {
+            self.first_seen(key, entry);
+        }
+        if let Some(theirs) = other.sketch {
+            self.sketch
+                .get_or_insert_with(Box::default)
+                .merge(&theirs, &remap);
         }
     }
 
@@ -153,13 +329,16 @@ impl WhatifAgg {
         // A client is one (address, User-Agent) entry, or with `--client-key addr` all
         // the entries of one address.
         let mut groups: FxHashMap<&[u8], Vec<Member<'_>>> = FxHashMap::default();
-        for (key, tallies) in &self.clients {
+        for (key, entry) in &self.clients {
             let (client, ua) = split_key(key);
             let group = match client_key {
                 ClientKey::AddrUa => &key[..],
                 ClientKey::Addr => client,
             };
-            groups.entry(group).or_default().push((ua, tallies));
+            groups
+                .entry(group)
+                .or_default()
+                .push((ua, &entry.tallies[..]));
         }
         let mut kind_of_ua = |ua: &[u8]| -> ClientKind {
             match kinds.get(ua) {
@@ -242,6 +421,22 @@ impl WhatifAgg {
                 k.refused_clients += u64::from(all);
             }
         }
+        let estimate = self.sketch.as_ref().map(|sketch| {
+            let exact_clients = totals.clients;
+            let estimated = sketch.add_to(client_key, &refused, &mut totals);
+            for (slot, n) in pair_requests.iter_mut().zip(&sketch.requests) {
+                *slot += n;
+            }
+            for (slot, h) in pair_clients.iter_mut().zip(sketch.by(client_key)) {
+                *slot += h.count();
+            }
+            Estimate {
+                exact_clients,
+                estimated_clients: estimated,
+                relative_standard_error: RELATIVE_STANDARD_ERROR,
+                memory_limit_bytes: self.budget.limit() as u64,
+            }
+        });
         let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
 
         let mut ciphers: Vec<CipherRow> = self
@@ -345,6 +540,7 @@ impl WhatifAgg {
                 share: share(totals.refused_clients, totals.clients),
                 partly: totals.partly_clients,
             },
+            estimate,
             undecided_requests: unknown_requests,
             protocols,
             ciphers,
@@ -353,6 +549,14 @@ impl WhatifAgg {
             top_addresses: top_addrs,
             inputs,
         }
+    }
+}
+
+/// Add `n` requests of `pair` to a client's tallies.
+fn tally(tallies: &mut Vec<(u32, u64)>, pair: u32, n: u64) {
+    match tallies.iter_mut().find(|(p, _)| *p == pair) {
+        Some((_, k)) => *k += n,
+        None => tallies.push((pair, n)),
     }
 }
 
@@ -631,6 +835,12 @@ pub struct WhatifReport {
     pub requests: Share,
     /// Distinct clients and those refused.
     pub clients: ClientShare,
+    /// When the distinct clients outgrew the memory limit: how many are exact and how
+    /// many estimated. Then `clients`, the `clients` of `ciphers` are partly
+    /// HyperLogLog estimates, and `kinds`, `top_user_agents` and `top_addresses`
+    /// cover the exact clients only (requests stay exact). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<Estimate>,
     /// Requests whose protocol or suite the catalogue does not know (not counted as
     /// refused).
     pub undecided_requests: u64,
@@ -774,4 +984,107 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
         ]);
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: (&str, &str) = ("TLSv1", "ECDHE-RSA-AES128-SHA");
+    const NEW: (&str, &str) = ("TLSv1.3", "TLS_AES_128_GCM_SHA256");
+
+    /// Client `i` (12-byte address): odd ones over TLS 1.0 (refused by intermediate),
+    /// even ones over TLS 1.3, every fifth over both; a plain request every 7th.
+    fn rows(n: u32) -> Vec<(String, Option<(&'static str, &'static str)>)> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let a = format!("c{i:011}");
+            out.push((a.clone(), Some(if i % 2 == 1 { OLD } else { NEW })));
+            if i % 5 == 0 {
+                out.push((a.clone(), Some(if i % 2 == 1 { NEW } else { OLD })));
+            }
+            if i % 7 == 0 {
+                out.push((a, None));
+            }
+        }
+        out
+    }
+
+    fn split(rows: &[(String, Option<(&str, &str)>)], chunks: usize, limit: usize) -> WhatifAgg {
+        let mut total = WhatifAgg::with_memory_limit(limit);
+        for piece in rows.chunks(rows.len().div_ceil(chunks)) {
+            let mut part = WhatifAgg::new();
+            for (a, pc) in piece {
+                let (p, c) = pc.map_or((None, None), |(p, c)| {
+                    (Some(p.as_bytes()), Some(c.as_bytes()))
+                });
+                part.add(Some(a.as_bytes()), Some(b"curl/8"), p, c);
+            }
+            total.merge(part);
+        }
+        total
+    }
+
+    fn report(agg: &WhatifAgg, key: ClientKey) -> WhatifReport {
+        let policy = Policy::mozilla("mozilla-intermediate").unwrap();
+        agg.report(
+            &policy,
+            key,
+            &mut |_| ClientKind::Library,
+            5,
+            &LineStats::default(),
+            vec![],
+        )
+    }
+
+    fn close(got: u64, want: u64, tolerance: f64) {
+        let err = (got as f64 - want as f64).abs() / want as f64;
+        assert!(err < tolerance, "{got} vs {want}");
+    }
+
+    #[test]
+    fn beyond_the_budget_clients_are_estimated() {
+        let rows = rows(40_000);
+        let exact = report(&split(&rows, 1, usize::MAX), ClientKey::AddrUa);
+        assert!(exact.estimate.is_none());
+        // Room for 1,000 entries (12 + 1 + 6 bytes of key each).
+        let limit = 1_000 * (19 + WHATIF_ENTRY_BYTES);
+        let want = report(&split(&rows, 1, limit), ClientKey::AddrUa);
+        let e = want.estimate.expect("an estimate");
+        assert_eq!(e.exact_clients, 1_000);
+        close(e.estimated_clients, 39_000, 3.0 * RELATIVE_STANDARD_ERROR);
+        // Requests stay exact; clients are estimated.
+        assert_eq!(want.requests, exact.requests);
+        assert_eq!(want.plain, exact.plain);
+        close(want.clients.total, exact.clients.total, 0.03);
+        close(want.clients.refused, exact.clients.refused, 0.05);
+        close(want.clients.partly, exact.clients.partly, 0.10);
+        for (a, b) in want.ciphers.iter().zip(&exact.ciphers) {
+            assert_eq!((&a.cipher, a.requests), (&b.cipher, b.requests));
+            close(a.clients, b.clients, 0.03);
+        }
+        // The same whatever the split.
+        for chunks in [2, 7, 100] {
+            assert_eq!(
+                report(&split(&rows, chunks, limit), ClientKey::AddrUa),
+                want
+            );
+        }
+        let by_addr = report(&split(&rows, 7, limit), ClientKey::Addr);
+        close(by_addr.clients.total, exact.clients.total, 0.03);
+    }
+
+    #[test]
+    fn below_the_budget_nothing_changes() {
+        let rows = rows(3_000);
+        let limit = 3_000 * (19 + WHATIF_ENTRY_BYTES);
+        for key in [ClientKey::AddrUa, ClientKey::Addr] {
+            let want = report(&split(&rows, 1, usize::MAX), key);
+            for chunks in [1, 9] {
+                assert_eq!(report(&split(&rows, chunks, limit), key), want);
+            }
+            let json = serde_json::to_string(&want).unwrap_or_default();
+            assert!(!json.contains("estimate"));
+        }
+    }
 }

@@ -159,6 +159,16 @@ pub struct InputArgs {
     #[arg(long, value_name = "BYTES", default_value = "1M", value_parser = parse_bytes)]
     pub max_line_bytes: usize,
 
+    /// Memory for counting distinct clients (`tls --count clients`, `whatif`,
+    /// `report`): clients are counted exactly until they take about SIZE, clients
+    /// first seen after that are estimated with HyperLogLog (±0.81% standard error)
+    /// and the output says so.
+    ///
+    /// A number of bytes, or with K, M or G (powers of 1024), e.g. 512M or 2G. Default
+    /// `auto`: a quarter of the physical memory, at least 256M.
+    #[arg(long, value_name = "SIZE", default_value = "auto", value_parser = parse_memory_limit)]
+    pub memory_limit: usize,
+
     #[command(flatten)]
     pub state: StateArgs,
 
@@ -752,6 +762,14 @@ fn parse_bytes(s: &str) -> Result<usize, String> {
         .and_then(|n| n.checked_mul(1usize << shift))
         .filter(|&n| n > 0)
         .ok_or_else(|| format!("{s:?} is not a usable size (at least 1 byte)"))
+}
+
+/// `auto` (see [`tlsgap_engine::default_memory_limit`]) or a size as [`parse_bytes`].
+fn parse_memory_limit(s: &str) -> Result<usize, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(tlsgap_engine::default_memory_limit());
+    }
+    parse_bytes(s)
 }
 
 fn parse_seconds(s: &str) -> Result<Duration, String> {

@@ -155,6 +155,7 @@ impl LogRun {
                 invalid_lines: a.invalid_lines,
                 state: a.state.config(),
                 max_line_bytes: a.max_line_bytes,
+                memory_limit: a.memory_limit,
                 notes: stderr_notes(quiet),
                 progress,
             },

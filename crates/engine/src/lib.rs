@@ -186,6 +186,34 @@ pub trait Progress: Send + Sync {
 /// line (Apache cuts request lines at 8 KiB by default).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
 
+/// The smallest default `--memory-limit`: 256 MiB.
+pub const MIN_DEFAULT_MEMORY_LIMIT: usize = 256 << 20;
+
+/// The default `--memory-limit`: a quarter of the physical memory (`MemTotal` in
+/// `/proc/meminfo`), at least [`MIN_DEFAULT_MEMORY_LIMIT`] (also when the size is
+/// unknown).
+pub fn default_memory_limit() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| mem_total(&text));
+    total
+        .map_or(0, |bytes| bytes / 4)
+        .max(MIN_DEFAULT_MEMORY_LIMIT)
+}
+
+/// `MemTotal:  16318476 kB` → bytes.
+fn mem_total(meminfo: &str) -> Option<usize> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let n: usize = words.next()?.parse().ok()?;
+    let unit = match words.next() {
+        Some("kB") => 1024,
+        None => 1,
+        Some(_) => return None,
+    };
+    n.checked_mul(unit)
+}
+
 /// The settings of one run over access logs: what to read, how, and where notes,
 /// malformed lines and progress go. Analyses take it by reference; nothing is kept
 /// between runs.
@@ -210,6 +238,11 @@ pub struct RunOptions {
     /// The line cap: a longer line keeps its first this many bytes and is malformed
     /// (`too_long`); memory stays flat whatever the input.
     pub max_line_bytes: usize,
+    /// `--memory-limit`: the bytes the distinct-client structures of `tls --count
+    /// clients`, `whatif` and `report` may take before clients first seen later are
+    /// estimated with HyperLogLog ([`tlsgap_agg::distinct`]). Default
+    /// [`default_memory_limit`].
+    pub memory_limit: usize,
     /// Where notes go.
     pub notes: Notes,
     /// Progress reports, if wanted.
@@ -227,6 +260,7 @@ impl std::fmt::Debug for RunOptions {
             .field("invalid_lines", &self.invalid_lines)
             .field("state", &self.state)
             .field("max_line_bytes", &self.max_line_bytes)
+            .field("memory_limit", &self.memory_limit)
             .finish_non_exhaustive()
     }
 }
@@ -243,8 +277,24 @@ impl Default for RunOptions {
             invalid_lines: None,
             state: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            memory_limit: default_memory_limit(),
             notes: Notes::collect(),
             progress: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_limit_default() {
+        assert_eq!(
+            mem_total("MemFree: 1 kB\nMemTotal:  16318476 kB\n"),
+            Some(16_710_119_424)
+        );
+        assert_eq!(mem_total("MemTotal: x kB\n"), None);
+        assert!(default_memory_limit() >= MIN_DEFAULT_MEMORY_LIMIT);
     }
 }

@@ -163,7 +163,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
         auth: auth_from_log,
     };
     let mut tls = TlsAgg::new(CountMode::Requests);
-    let mut whatif_agg = WhatifAgg::new();
+    let mut whatif_agg = WhatifAgg::with_memory_limit(run.memory_limit);
     let mut trend = Trend::default();
     let mut requests = Vec::new();
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {

@@ -152,7 +152,7 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
         cipher: format.role(Role::TlsCipher),
         by: opts.by.as_ref(),
     };
-    let mut total = TlsAgg::new(opts.count);
+    let mut total = TlsAgg::with_memory_limit(opts.count, run.memory_limit);
     let mut newest_us: Option<i64> = None;
     let mut periods = Trend::default();
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {

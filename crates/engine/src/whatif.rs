@@ -199,7 +199,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         tlsgap_agg::CountMode::Clients,
         run,
     );
-    let mut total = WhatifAgg::new();
+    let mut total = WhatifAgg::with_memory_limit(run.memory_limit);
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         total.merge(p.agg);
         Ok(())

@@ -179,6 +179,9 @@ impl Table {
                 "\n(a client is one {what}, counted by its first TLS request)"
             )?;
         }
+        if let Some(e) = &r.estimate {
+            out.push_str(&estimate_note(e));
+        }
         let sm = &r.summary;
         writeln!(
             &mut out,
@@ -364,6 +367,18 @@ impl Emitter<TlsReport> for Parquet {
     }
 }
 
+/// The note that client figures are partly estimates, folded to 80 columns: `note:
+/// clients: estimated beyond the memory limit (512 MiB): 1,234 exact + ~5,678
+/// (HyperLogLog, ±0.81% standard error)`, and what that means for per-pair counts.
+pub fn estimate_note(e: &tlsgap_agg::distinct::Estimate) -> String {
+    let text = format!(
+        "{}; clients first seen after the limit are estimated per row too (one seen \
+         with several protocols or ciphers may count under each)",
+        e.note()
+    );
+    wrap("note:", &text, WIDTH, 6)
+}
+
 /// `text` folded at spaces into lines of at most `width` characters, the first
 /// starting with `first`, the others indented by `indent` spaces.
 pub fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
@@ -433,6 +448,37 @@ mod tests {
         assert!(!s.contains('\u{1b}'), "raw escape reached the terminal");
         assert!(s.contains("\\x1B[31mEVIL"));
         assert!(s.contains("plain HTTP (no TLS)"));
+    }
+
+    #[test]
+    fn estimated_clients_are_noted() {
+        let mut r = report();
+        let plain = table(&r);
+        r.estimate = Some(tlsgap_agg::distinct::Estimate {
+            exact_clients: 1_234_567,
+            estimated_clients: 3_456_789,
+            relative_standard_error: tlsgap_agg::distinct::RELATIVE_STANDARD_ERROR,
+            memory_limit_bytes: 512 << 20,
+        });
+        let s = table(&r);
+        for line in s.lines() {
+            assert!(line.chars().count() <= 80, "too wide: {line:?}");
+        }
+        assert!(s.contains("note: clients: estimated beyond the memory limit (512 MiB):"));
+        let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("1,234,567 exact + ~3,456,789 (HyperLogLog, ±0.81% standard error)"));
+        assert!(!plain.contains("estimated"));
+        let mut v = Vec::new();
+        Json.emit(&r, &mut v).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&v).unwrap();
+        assert_eq!(json["estimate"]["exact_clients"], 1_234_567);
+        assert_eq!(json["estimate"]["memory_limit_bytes"], 512 << 20);
+    }
+
+    fn table(r: &TlsReport) -> String {
+        let mut v = Vec::new();
+        Table::default().emit(r, &mut v).unwrap();
+        String::from_utf8(v).unwrap()
     }
 
     #[test]

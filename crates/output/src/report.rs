@@ -194,8 +194,15 @@ impl<'a> Page<'a> {
             span,
             zone,
             auth,
-            notes,
+            mut notes,
         } = data;
+        // The what-ifs share one set of clients: one note for them all.
+        if let Some(e) = whatifs.iter().find_map(|w| w.estimate) {
+            notes.push(format!(
+                "{} (what-if clients; requests are exact)",
+                e.note()
+            ));
+        }
         let s = &tls.summary;
         let tally = |key, label, t: &tlsgap_agg::Tally| TallyView {
             key,

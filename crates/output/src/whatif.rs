@@ -80,7 +80,20 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
             thousands(r.undecided_requests)
         ));
     }
-    out.push_str(&format!("note: {}\n\n", r.caveat));
+    out.push_str(&format!("note: {}\n", r.caveat));
+    if let Some(e) = &r.estimate {
+        out.push_str(&emit::wrap(
+            "note:",
+            &format!(
+                "{}; client kinds, User-Agents and addresses below cover the exact \
+                 clients only (requests are exact)",
+                e.note()
+            ),
+            80,
+            6,
+        ));
+    }
+    out.push('\n');
 
     let rows: Vec<Vec<String>> = r
         .ciphers

@@ -26,6 +26,7 @@ mod gaps_secrets;
 mod inprocess;
 mod inputs;
 mod malformed;
+mod memory_limit;
 mod never_destroy;
 mod nightly;
 mod operators;
