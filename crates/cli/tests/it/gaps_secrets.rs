@@ -102,6 +102,11 @@ fn split_secrets_reach_neither_csv_nor_json() {
     ] {
         assert!(csv.contains(shown), "no {shown:?} in\n{csv}");
     }
+    // The table too (its detail lines quote the calls).
+    let o = gaps(dir.path(), &["--format", "table"]);
+    let table = stdout(&o);
+    assert_hidden("table", &table);
+    assert!(table.contains("redacted"), "{table}");
     let o = gaps(dir.path(), &["--format", "json"]);
     let json = stdout(&o);
     assert_hidden("json", &json);
