@@ -84,6 +84,8 @@ pub enum Command {
     /// 5%), ... | legacy_share=0.042;0.01;0.05;0;1 ...`). Shares are 0-1; a figure over
     /// its threshold raises the state. Unreadable input (a missing file, a truncated
     /// .gz, nothing parsed) and usage errors are UNKNOWN.
+    // The status line always goes to standard output: -o is refused, so not offered.
+    #[command(mut_arg("output", |a| a.hide(true)))]
     Check(CheckArgs),
     /// The `tls` report over exported Parquet datasets, across hosts and days.
     ///

@@ -159,12 +159,12 @@ fn yes_no(b: Option<bool>) -> &'static str {
 
 pub fn table(views: &[SuiteView<'_>], asked: bool) -> String {
     if asked {
-        // One block per name: every fact, one per line.
-        let mut out = String::new();
+        // One block per name: every fact, one per line; a blank line between blocks.
+        let mut blocks = Vec::with_capacity(views.len());
         for v in views {
             let q = crate::escape::terminal(v.query.unwrap_or(""));
             if v.verdict == Verdict::Unknown && v.code.is_none() {
-                out.push_str(&format!("{q}: unknown (not in the catalogue)\n\n"));
+                blocks.push(format!("{q}: unknown (not in the catalogue)\n"));
                 continue;
             }
             let lines = [
@@ -198,13 +198,13 @@ pub fn table(views: &[SuiteView<'_>], asked: bool) -> String {
                 ),
                 ("verdict", v.verdict.as_str().to_string()),
             ];
-            out.push_str(&format!("{q}\n"));
+            let mut out = format!("{q}\n");
             for (k, val) in lines {
                 out.push_str(&format!("  {k:<17} {val}\n"));
             }
-            out.push('\n');
+            blocks.push(out);
         }
-        out
+        blocks.join("\n")
     } else {
         let rows: Vec<Vec<String>> = views
             .iter()

@@ -48,6 +48,8 @@ const LABEL_CHARS: usize = 28;
 pub fn environment() -> Result<Environment<'static>> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // Both end with a newline, as text files and pages do.
+    env.set_keep_trailing_newline(true);
     env.set_auto_escape_callback(|name| {
         if name.ends_with(".html") {
             AutoEscape::Html

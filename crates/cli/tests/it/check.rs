@@ -453,3 +453,11 @@ fn stale_after_warns_on_an_old_log_and_an_empty_window() {
     let o = check(&["-q", "--stale-after", "soon", s]);
     assert_eq!(code(&o), 3);
 }
+
+/// `check` writes its status line to standard output only: `-o` is not offered.
+#[test]
+fn check_help_does_not_offer_output() {
+    let o = tlsgap().args(["check", "--help"]).output().unwrap();
+    assert_eq!(code(&o), 0);
+    assert!(!stdout(&o).contains("--output"), "{}", stdout(&o));
+}

@@ -262,3 +262,24 @@ fn explain_reads_the_level_from_openssl_cnf() {
     ]);
     assert!(stdout(&o).contains("security level: 3 (--seclevel 3)"));
 }
+
+/// Blocks for names asked for are separated by one blank line, with none at the end.
+#[test]
+fn named_blocks_have_no_trailing_blank_line() {
+    let o = util::tlsgap()
+        .args(["ciphers", "NO-SUCH", "AES128-SHA"])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    let s = stdout(&o);
+    assert!(
+        s.starts_with("NO-SUCH: unknown (not in the catalogue)\n\nAES128-SHA\n"),
+        "{s}"
+    );
+    assert!(!s.ends_with("\n\n"), "{s:?}");
+    let o = util::tlsgap()
+        .args(["ciphers", "NO-SUCH"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "NO-SUCH: unknown (not in the catalogue)\n");
+}

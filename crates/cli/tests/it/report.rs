@@ -745,3 +745,29 @@ fn an_access_log_after_traces_is_read_as_the_log() {
     );
     assert_eq!(lines(&swallowed), lines(&plain));
 }
+
+/// The text and the page end with one newline, as text files do.
+#[test]
+fn report_text_and_page_end_with_one_newline() {
+    let dir = tempdir();
+    let page = dir.path().join("r.html");
+    let sample = repo_root().join("testdata/sample/combinedssl.log.gz");
+    let o = util::tlsgap()
+        .args(["report", "-q", "--text", "--html", path_str(&page)])
+        .arg(&sample)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let text = stdout(&o);
+    assert!(
+        text.ends_with('\n') && !text.ends_with("\n\n"),
+        "{:?}",
+        &text[text.len() - 20..]
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.ends_with("</html>\n"),
+        "{:?}",
+        &html[html.len() - 20..]
+    );
+}
