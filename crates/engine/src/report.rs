@@ -205,6 +205,9 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
     } else {
         Vec::new()
     };
+    if let Some(e) = whatifs.iter().find_map(|w| w.estimate) {
+        run.notes.warn(e.note());
+    }
 
     let mut auth_failed = false;
     let auth = match &opts.auth {

@@ -165,6 +165,11 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
     if opts.count == CountMode::Clients {
         report.client_key = Some(client_key.as_str());
     }
+    // On standard error too, so that CSV, Parquet and Prometheus readers (whose
+    // formats have no room for it) are told as well.
+    if let Some(e) = &report.estimate {
+        run.notes.warn(e.note());
+    }
     let periods = opts
         .by
         .as_ref()

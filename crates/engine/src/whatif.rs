@@ -212,6 +212,9 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         &summary.stats,
         summary.inputs.clone(),
     );
+    if let Some(e) = &report.estimate {
+        run.notes.warn(e.note());
+    }
     Ok(WhatifOutcome {
         report,
         run: summary,

@@ -87,6 +87,19 @@ fn clients_beyond_the_limit_are_estimated_and_said_so() {
         text.contains("(HyperLogLog, ±0.81% standard error)"),
         "{text}"
     );
+    // CSV has no room for it: standard error says it (a warning: even with -q).
+    let o = tlsgap()
+        .args(["tls", "--count", "clients", "-q", "--memory-limit", "4M"])
+        .args(["--format", "csv", "--log-format", "combinedssl"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let err = crate::util::stderr(&o);
+    assert!(
+        err.contains("clients: estimated beyond the memory limit (4 MiB):"),
+        "{err}"
+    );
 
     // A bad size is refused.
     let o = tlsgap()
