@@ -231,6 +231,32 @@ impl TlsAgg {
         }
     }
 
+    /// Count the clients a sketch holds (clients mode): each first used
+    /// `protocol`/`cipher` (both absent: plain HTTP only), and was held nowhere
+    /// exactly because a memory limit was spent (`merge` over a dataset). The report
+    /// then says its client figures are estimates.
+    pub fn add_sketched(&mut self, protocol: Option<&[u8]>, cipher: Option<&[u8]>, clients: &Hll) {
+        let protocol = protocol.filter(|p| !p.is_empty());
+        let cipher = cipher.filter(|c| !c.is_empty());
+        let pair = if protocol.is_none() && cipher.is_none() {
+            PLAIN
+        } else {
+            self.intern(protocol.unwrap_or(b""), cipher.unwrap_or(b""))
+        };
+        let sketch = self.sketch.get_or_insert_with(Box::default);
+        if pair == PLAIN {
+            sketch.plain.merge(clients);
+            return;
+        }
+        let i = pair as usize;
+        if sketch.pairs.len() <= i {
+            sketch.pairs.resize_with(i + 1, Hll::new);
+        }
+        if let Some(h) = sketch.pairs.get_mut(i) {
+            h.merge(clients);
+        }
+    }
+
     /// Add what came after `self`.
     ///
     /// With a memory limit, the clients of `other` not seen before are admitted in the

@@ -708,6 +708,12 @@ pub struct MergeArgs {
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 
+    /// Memory for distinct clients with `--count clients` (as for `tls`): clients met
+    /// after the limit is reached are estimated with HyperLogLog, and the output says
+    /// so. A size (K, M, G) or `auto` (a quarter of the physical memory, at least 256M).
+    #[arg(long, value_name = "SIZE", default_value = "auto", value_parser = parse_memory_limit)]
+    pub memory_limit: usize,
+
     /// No notes on standard error.
     #[arg(short, long)]
     pub quiet: bool,

@@ -26,6 +26,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         client_key: args.client_key.into(),
         since_date: args.since_date.clone(),
         until_date: args.until_date.clone(),
+        memory_limit: args.memory_limit,
     };
     let MergeOutcome {
         report,

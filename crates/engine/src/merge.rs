@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::{DataFrame, ParallelStrategy, ParquetReader, SerReader};
 use rustc_hash::FxHashMap;
+use tlsgap_agg::distinct::{Budget, Hll};
 use tlsgap_agg::{ClientKey, CountMode, InputReport, LineStats, TlsAgg, TlsReport};
 
 use crate::{bail, Context, Notes, Result};
@@ -43,6 +44,8 @@ pub struct MergeOptions {
     pub since_date: Option<String>,
     /// Only `date=YYYY-MM-DD` partitions on or before this day.
     pub until_date: Option<String>,
+    /// `--memory-limit`: bytes the distinct clients may take (see [`FirstTls`]).
+    pub memory_limit: usize,
 }
 
 /// What the merge found.
@@ -157,23 +160,62 @@ fn find_files(args: &[String]) -> Result<Vec<PathBuf>> {
 /// A logged (protocol, cipher) pair; `None` is an absent value.
 type Pair = (Option<Box<str>>, Option<Box<str>>);
 
-/// Clients mode: each client's earliest TLS request so far.
-#[derive(Default)]
+/// The bytes one exact client of [`FirstTls`] is taken to cost besides its key: more
+/// than `TlsAgg`'s (its value is larger), so every client held here fits there too.
+const FIRST_TLS_ENTRY_BYTES: usize = 96;
+
+/// Clients mode: each client's earliest TLS request so far, exactly while the clients
+/// fit the memory limit. Clients first met after that are sketched (HyperLogLog) under
+/// the pair of the row they were met in, not their earliest one: those counts are
+/// estimates and upper bounds (a sketched client met with several pairs counts under
+/// each), and the report says so.
 struct FirstTls {
     /// Client -> (time µs or `i64::MAX`, dataset row number, pair index) of its
     /// earliest TLS request; `None` while only plain requests were seen.
     clients: FxHashMap<Box<str>, Option<(i64, u64, u32)>>,
     pairs: Vec<Pair>,
     pair_index: FxHashMap<Pair, u32>,
+    budget: Budget,
+    /// Per pair index, the clients met beyond the budget.
+    sketched: Vec<Hll>,
+    /// Clients met beyond the budget over plain HTTP.
+    sketched_plain: Hll,
 }
 
 impl FirstTls {
+    fn new(memory_limit: usize) -> FirstTls {
+        FirstTls {
+            clients: FxHashMap::default(),
+            pairs: Vec::new(),
+            pair_index: FxHashMap::default(),
+            budget: Budget::new(memory_limit),
+            sketched: Vec::new(),
+            sketched_plain: Hll::new(),
+        }
+    }
+
     fn add(&mut self, client: &str, at: (i64, u64), protocol: Option<&str>, cipher: Option<&str>) {
         // Empty values mean plain HTTP, as in TlsAgg::add.
         let protocol = protocol.filter(|p| !p.is_empty());
         let cipher = cipher.filter(|c| !c.is_empty());
+        let known = self.clients.contains_key(client);
+        if !known && !self.budget.admit(client.len() + FIRST_TLS_ENTRY_BYTES) {
+            match self.pair(protocol, cipher) {
+                None => self.sketched_plain.insert(client.as_bytes()),
+                Some(i) => {
+                    let i = i as usize;
+                    if self.sketched.len() <= i {
+                        self.sketched.resize_with(i + 1, Hll::new);
+                    }
+                    if let Some(h) = self.sketched.get_mut(i) {
+                        h.insert(client.as_bytes());
+                    }
+                }
+            }
+            return;
+        }
         if protocol.is_none() && cipher.is_none() {
-            if !self.clients.contains_key(client) {
+            if !known {
                 self.clients.insert(client.into(), None);
             }
             return;
@@ -185,8 +227,19 @@ impl FirstTls {
         if !better {
             return;
         }
+        let Some(pair) = self.pair(protocol, cipher) else {
+            return;
+        };
+        self.clients.insert(client.into(), Some((at.0, at.1, pair)));
+    }
+
+    /// The index of a TLS pair (`None`: plain HTTP).
+    fn pair(&mut self, protocol: Option<&str>, cipher: Option<&str>) -> Option<u32> {
+        if protocol.is_none() && cipher.is_none() {
+            return None;
+        }
         let key: Pair = (protocol.map(Box::from), cipher.map(Box::from));
-        let pair = match self.pair_index.get(&key) {
+        Some(match self.pair_index.get(&key) {
             Some(&i) => i,
             None => {
                 let i = u32::try_from(self.pairs.len()).unwrap_or(u32::MAX);
@@ -194,13 +247,13 @@ impl FirstTls {
                 self.pair_index.insert(key, i);
                 i
             }
-        };
-        self.clients.insert(client.into(), Some((at.0, at.1, pair)));
+        })
     }
 
-    /// Feed every client once, with its earliest TLS pair (or as plain).
+    /// Feed every client once, with its earliest TLS pair (or as plain), then the
+    /// sketched ones.
     fn into_agg(self) -> TlsAgg {
-        let mut agg = TlsAgg::new(CountMode::Clients);
+        let mut agg = TlsAgg::with_memory_limit(CountMode::Clients, self.budget.limit());
         for (client, first) in &self.clients {
             let pair = first.and_then(|(_, _, i)| self.pairs.get(i as usize));
             match pair {
@@ -211,6 +264,18 @@ impl FirstTls {
                 ),
                 None => agg.add(Some(client.as_bytes()), None, None),
             }
+        }
+        for (i, h) in self.sketched.iter().enumerate() {
+            if let (Some((p, c)), false) = (self.pairs.get(i), h.is_empty()) {
+                agg.add_sketched(
+                    p.as_deref().map(str::as_bytes),
+                    c.as_deref().map(str::as_bytes),
+                    h,
+                );
+            }
+        }
+        if !self.sketched_plain.is_empty() {
+            agg.add_sketched(None, None, &self.sketched_plain);
         }
         agg
     }
@@ -374,7 +439,7 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
     }
     let mut counter = match mode {
         CountMode::Requests => Counter::Requests(TlsAgg::new(mode)),
-        CountMode::Clients => Counter::Clients(FirstTls::default()),
+        CountMode::Clients => Counter::Clients(FirstTls::new(opts.memory_limit)),
     };
     let mut inputs = Vec::with_capacity(files.len());
     let mut row_seq = 0u64;
@@ -428,6 +493,9 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
     if mode == CountMode::Clients {
         report.client_key = Some(opts.client_key.as_str());
     }
+    if let Some(e) = &report.estimate {
+        notes.warn(e.note());
+    }
     Ok(MergeOutcome {
         report,
         files: files.len(),
@@ -466,7 +534,7 @@ mod tests {
 
     #[test]
     fn earliest_tls_request_wins_whatever_the_order() {
-        let mut f = FirstTls::default();
+        let mut f = FirstTls::new(usize::MAX);
         f.add("a", (30, 0), Some("TLSv1.3"), Some("X"));
         f.add("a", (10, 1), Some("TLSv1.2"), Some("Y"));
         f.add("a", (5, 2), None, None);

@@ -331,6 +331,7 @@ fn export_and_merge_in_process_equal_the_binary() {
             client_key: Default::default(),
             since_date: None,
             until_date: None,
+            memory_limit: tlsgap_engine::default_memory_limit(),
         },
         &Notes::collect(),
     )

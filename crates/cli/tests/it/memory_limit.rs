@@ -237,3 +237,51 @@ fn a_million_clients_stay_within_the_limit() {
         "peak {limited_kb} kB with the limit, {exact_kb} kB without"
     );
 }
+
+/// `merge --count clients` over an exported dataset is bounded the same way.
+#[test]
+fn merge_over_a_dataset_estimates_beyond_the_limit() {
+    let dir = tempdir();
+    let n = 200_000u64;
+    let log = unique_clients(dir.path(), n as u32);
+    let parquet = dir.path().join("rows.parquet");
+    let o = tlsgap()
+        .args([
+            "export",
+            "-q",
+            "--format",
+            "parquet",
+            "--log-format",
+            "combinedssl",
+            "-o",
+        ])
+        .arg(&parquet)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let merge = |extra: &[&str]| {
+        let o = tlsgap()
+            .args(["merge", "--count", "clients", "--format", "json"])
+            .args(extra)
+            .arg(&parquet)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        (json(&o), stderr(&o))
+    };
+    let (exact, _) = merge(&[]);
+    assert_eq!(exact["total"], n, "{exact}");
+    assert!(exact.get("estimate").is_none());
+    let (limited, err) = merge(&["--memory-limit", "4M"]);
+    let e = &limited["estimate"];
+    let exact_clients = e["exact_clients"].as_u64().unwrap();
+    assert!(exact_clients > 10_000 && exact_clients < n, "{e}");
+    let total = limited["total"].as_u64().unwrap();
+    let off = (total as f64 - n as f64).abs() / n as f64;
+    assert!(off < 0.03, "{total} of {n}: {limited}");
+    assert!(
+        err.contains("clients: estimated beyond the memory limit (4 MiB)"),
+        "{err}"
+    );
+}
