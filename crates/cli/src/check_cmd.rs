@@ -36,10 +36,12 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use tlsgap_engine::check::{self, num, unknown, CheckOptions, CheckResult, Checked, Limits, State};
+use tlsgap_engine::check::{
+    self, num, unknown, CheckOptions, CheckResult, Checked, Limits, Range, State,
+};
 use tlsgap_engine::lines::RunSummary;
 
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, CheckMetric};
 use crate::run::LogRun;
 use tlsgap_output::escape;
 
@@ -52,7 +54,24 @@ fn clean(s: &str) -> String {
 /// Run `tlsgap check`: prints the status line and returns the state's exit code.
 /// Never returns an error: whatever goes wrong is UNKNOWN (exit 3).
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let (mut result, pending) = evaluate(args);
+    let (mut result, pending) = match args.timeout {
+        None => evaluate(args),
+        Some(secs) => {
+            // The check runs beside; past the timeout it is UNKNOWN and the process
+            // ends without waiting for it (nothing of it is recorded in --state).
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(evaluate(args));
+            });
+            match rx.recv_timeout(std::time::Duration::from_secs_f64(secs)) {
+                Ok(done) => done,
+                Err(_) => (
+                    unknown(format!("timed out after {} s (--timeout)", num(secs))),
+                    None,
+                ),
+            }
+        }
+    };
     let line = format!("{}\n", result.status_line(clean));
     let mut out = std::io::stdout().lock();
     let shown = out.write_all(line.as_bytes()).and_then(|()| out.flush());
@@ -95,6 +114,46 @@ fn judge_args(args: CheckArgs) -> Checked {
             ));
         }
     }
+    let mut limits = [
+        Limits::above(args.legacy_warn, args.legacy_crit),
+        Limits::above(args.insecure_warn, args.insecure_crit),
+        Limits::above(args.malformed_warn, args.malformed_crit),
+        Limits::above(args.auth_warn, args.auth_crit),
+    ];
+    let mut requests = None;
+    if let Some(metric) = args.metric {
+        if args.warning.is_none() && args.critical.is_none() {
+            return unknown("usage: --metric needs -w/--warning or -c/--critical".into());
+        }
+        // A range not given never alerts.
+        let never = Range::parse("~:").unwrap_or(Range::upto(f64::INFINITY));
+        let parse = |r: &Option<String>, flag: &str| match r {
+            Some(text) => Range::parse(text).map_err(|e| format!("usage: {flag}: {e}")),
+            None => Ok(never),
+        };
+        let warn = match parse(&args.warning, "--warning") {
+            Ok(r) => r,
+            Err(e) => return unknown(e),
+        };
+        let crit = match parse(&args.critical, "--critical") {
+            Ok(r) => r,
+            Err(e) => return unknown(e),
+        };
+        let l = Limits { warn, crit };
+        match metric {
+            CheckMetric::Legacy => limits[0] = l,
+            CheckMetric::Insecure => limits[1] = l,
+            CheckMetric::Malformed => limits[2] = l,
+            CheckMetric::Auth => {
+                if args.htpasswd.is_none() {
+                    return unknown("usage: --metric auth needs --htpasswd FILE".into());
+                }
+                limits[3] = l;
+            }
+            CheckMetric::Requests => requests = Some(l),
+        }
+    }
+    let [legacy, insecure, malformed, auth] = limits;
     if args
         .input
         .output
@@ -107,22 +166,12 @@ fn judge_args(args: CheckArgs) -> Checked {
     // plugin has no standard input to read).
     let logs_given = !args.input.files.is_empty() || args.htpasswd.is_none();
     let opts = CheckOptions {
-        legacy: Limits {
-            warn: args.legacy_warn,
-            crit: args.legacy_crit,
-        },
-        insecure: Limits {
-            warn: args.insecure_warn,
-            crit: args.insecure_crit,
-        },
-        malformed: Limits {
-            warn: args.malformed_warn,
-            crit: args.malformed_crit,
-        },
-        auth: Limits {
-            warn: args.auth_warn,
-            crit: args.auth_crit,
-        },
+        legacy,
+        insecure,
+        malformed,
+        auth,
+        requests,
+        min_requests: args.min_requests,
         htpasswd: args.htpasswd,
         stale_after: args
             .stale_after

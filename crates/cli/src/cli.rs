@@ -80,10 +80,11 @@ pub enum Command {
     Ciphers(CiphersArgs),
     /// Monitoring plugin: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, with perfdata.
     ///
-    /// Prints one status line (`TLSGAP WARNING - legacy protocols 4.20% (warn 1%, crit
-    /// 5%), ... | legacy_share=0.042;0.01;0.05;0;1 ...`). Shares are 0-1; a figure over
-    /// its threshold raises the state. Unreadable input (a missing file, a truncated
-    /// .gz, nothing parsed) and usage errors are UNKNOWN.
+    /// Prints a first line under 80 characters (`TLSGAP WARNING - legacy protocols
+    /// 4.20% (warn 1%, crit 5%)`), the other figures one per line, then the counts and
+    /// the perfdata after `|`. Shares are 0-1; a figure over its threshold (or out of
+    /// its --metric range) raises the state. Unreadable input (a missing file, a
+    /// truncated .gz, nothing parsed), a --timeout and usage errors are UNKNOWN.
     // The status line always goes to standard output: -o is refused, so not offered.
     #[command(mut_arg("output", |a| a.hide(true)))]
     Check(CheckArgs),
@@ -649,6 +650,58 @@ pub struct CheckArgs {
     /// adds `newest_line_age_seconds` to the perfdata.
     #[arg(long, value_name = "AGE", value_parser = stale_age)]
     pub stale_after: Option<i64>,
+
+    /// The figure -w/--warning and -c/--critical judge: legacy, insecure, malformed
+    /// (shares 0-1), auth (seconds), requests (TLS requests: e.g. -c 100: is CRITICAL
+    /// below 100).
+    #[arg(long, value_enum, value_name = "METRIC")]
+    pub metric: Option<CheckMetric>,
+
+    /// WARNING range for --metric, in the Monitoring Plugins syntax: 10 (alert
+    /// outside 0..10), 10: (below 10), ~:10 (above 10), 10:20 (outside), @10:20
+    /// (inside).
+    #[arg(
+        short = 'w',
+        long,
+        value_name = "RANGE",
+        requires = "metric",
+        allow_hyphen_values = true
+    )]
+    pub warning: Option<String>,
+
+    /// CRITICAL range for --metric (same syntax as --warning).
+    #[arg(
+        short = 'c',
+        long,
+        value_name = "RANGE",
+        requires = "metric",
+        allow_hyphen_values = true
+    )]
+    pub critical: Option<String>,
+
+    /// UNKNOWN when the check takes longer than SECONDS (nothing is recorded in
+    /// --state then).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub timeout: Option<f64>,
+
+    /// UNKNOWN when fewer TLS requests than N were read: too few to judge shares on.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub min_requests: u64,
+}
+
+/// What `check -w/-c` judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckMetric {
+    /// Share of TLS requests on SSLv2, SSLv3, TLS 1.0 or 1.1.
+    Legacy,
+    /// Share of TLS requests with an insecure suite.
+    Insecure,
+    /// Share of lines that do not fit the log format.
+    Malformed,
+    /// The slowest htpasswd user's verification (seconds; needs --htpasswd).
+    Auth,
+    /// TLS requests read.
+    Requests,
 }
 
 fn share(s: &str) -> Result<f64, String> {

@@ -80,25 +80,146 @@ fn pct(v: f64, exact: bool) -> String {
 }
 
 fn share_item(what: &str, label: &str, value: f64, l: Limits) -> Item {
+    let shown = |r: &Range| match r.upper_only() {
+        Some(end) => pct(end, false),
+        None => r.text(),
+    };
     Item {
-        state: State::of(value, l.warn, l.crit),
+        state: l.state(value),
         text: format!(
             "{what} {} (warn {}, crit {})",
             pct(value, true),
-            pct(l.warn, false),
-            pct(l.crit, false)
+            shown(&l.warn),
+            shown(&l.crit)
         ),
-        perf: format!("{label}={};{};{};0;1", num(value), num(l.warn), num(l.crit)),
+        perf: format!(
+            "{label}={};{};{};0;1",
+            num(value),
+            l.warn.text(),
+            l.crit.text()
+        ),
     }
 }
 
-/// A warning and a critical threshold.
+/// A threshold range as the Monitoring Plugins guidelines define it: `10` (alert
+/// outside 0..10), `10:` (below 10), `~:10` (above 10), `10:20` (outside 10..20),
+/// `@10:20` (inside 10..20, bounds included).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    /// Lower bound (`f64::NEG_INFINITY` for `~`).
+    pub start: f64,
+    /// Upper bound (`f64::INFINITY` when open).
+    pub end: f64,
+    /// `@`: alert inside the range instead of outside.
+    pub inside: bool,
+}
+
+impl Range {
+    /// `0..end`: alert above `end` (the plain `--legacy-warn 0.01` thresholds).
+    pub fn upto(end: f64) -> Range {
+        Range {
+            start: 0.0,
+            end,
+            inside: false,
+        }
+    }
+
+    /// Parse the guidelines' syntax.
+    pub fn parse(s: &str) -> std::result::Result<Range, String> {
+        let bad = |why: &str| {
+            format!("{s:?} is not a threshold range ({why}): 10, 10:, ~:10, 10:20 or @10:20")
+        };
+        let t = s.trim();
+        let (inside, t) = match t.strip_prefix('@') {
+            Some(rest) => (true, rest),
+            None => (false, t),
+        };
+        let number = |x: &str| -> std::result::Result<f64, String> {
+            x.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| bad("a bound is not a number"))
+        };
+        let (start, end) = match t.split_once(':') {
+            None => (0.0, number(t)?),
+            Some((a, b)) => {
+                let start = if a == "~" {
+                    f64::NEG_INFINITY
+                } else if a.is_empty() {
+                    0.0
+                } else {
+                    number(a)?
+                };
+                let end = if b.is_empty() {
+                    f64::INFINITY
+                } else {
+                    number(b)?
+                };
+                (start, end)
+            }
+        };
+        if start > end {
+            return Err(bad("start above end"));
+        }
+        Ok(Range { start, end, inside })
+    }
+
+    /// Whether `v` raises the state.
+    pub fn alerts(&self, v: f64) -> bool {
+        let within = self.start <= v && v <= self.end;
+        within == self.inside
+    }
+
+    /// `Some(end)` for a plain `0..end` range.
+    pub fn upper_only(&self) -> Option<f64> {
+        (!self.inside && self.start == 0.0 && self.end.is_finite()).then_some(self.end)
+    }
+
+    /// As the guidelines write it (and perfdata's warn/crit fields take it).
+    pub fn text(&self) -> String {
+        let body = match (self.start, self.end) {
+            (s, e) if s == 0.0 && e.is_finite() => num(e),
+            (s, e) if s.is_infinite() && e.is_infinite() => "~:".to_string(),
+            (s, e) if s.is_infinite() => format!("~:{}", num(e)),
+            (s, e) if e.is_infinite() => format!("{}:", num(s)),
+            (s, e) => format!("{}:{}", num(s), num(e)),
+        };
+        if self.inside {
+            format!("@{body}")
+        } else {
+            body
+        }
+    }
+}
+
+/// A warning and a critical threshold range.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
-    /// WARNING above this.
-    pub warn: f64,
-    /// CRITICAL above this.
-    pub crit: f64,
+    /// WARNING when this range alerts.
+    pub warn: Range,
+    /// CRITICAL when this range alerts.
+    pub crit: Range,
+}
+
+impl Limits {
+    /// Alert above `warn` / `crit` (the plain thresholds).
+    pub fn above(warn: f64, crit: f64) -> Limits {
+        Limits {
+            warn: Range::upto(warn),
+            crit: Range::upto(crit),
+        }
+    }
+
+    /// The state of `v`: CRITICAL if `crit` alerts, else WARNING if `warn` does.
+    pub fn state(&self, v: f64) -> State {
+        if self.crit.alerts(v) {
+            State::Critical
+        } else if self.warn.alerts(v) {
+            State::Warning
+        } else {
+            State::Ok
+        }
+    }
 }
 
 /// What to judge.
@@ -112,6 +233,10 @@ pub struct CheckOptions {
     pub malformed: Limits,
     /// With `htpasswd`: the slowest user's verification (seconds, measured here).
     pub auth: Limits,
+    /// TLS requests (`--metric requests`): judged only when given.
+    pub requests: Option<Limits>,
+    /// Fewer TLS requests than this: UNKNOWN (too few to judge).
+    pub min_requests: u64,
     /// The htpasswd file to check.
     pub htpasswd: Option<PathBuf>,
     /// `--stale-after`: (age in µs, now in µs since the epoch). A newest line older than
@@ -146,25 +271,65 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
-    /// The one status line: `TLSGAP <STATE> - <text> | <perfdata>`, the figures that
-    /// raised the state first. `clean` makes outside text (names, messages) safe for
-    /// the line.
+    /// The plugin output, as the Monitoring Plugins guidelines lay it out: a first
+    /// line `TLSGAP <STATE> - <the figure that raised the state>` of at most
+    /// [`FIRST_LINE_MAX`] characters, then the other figures one per line, then the
+    /// counts and, after ` | `, the perfdata. `clean` makes outside text (names,
+    /// messages) safe for it.
     pub fn status_line(&self, clean: impl Fn(&str) -> String) -> String {
+        let head = format!("TLSGAP {} - ", self.state.as_str());
         if let Some(why) = &self.unknown {
-            return format!("TLSGAP UNKNOWN - {}", clean(why));
+            let why = clean(why);
+            return match fit_line(&format!("{head}{why}")) {
+                (first, true) => format!("{first}\n{why}"),
+                (first, false) => first,
+            };
         }
         let mut shown: Vec<&Item> = self.items.iter().filter(|i| !i.text.is_empty()).collect();
         shown.sort_by_key(|i| std::cmp::Reverse(i.state));
         let text: Vec<String> = shown.iter().map(|i| clean(&i.text)).collect();
         let perf: Vec<&str> = self.items.iter().map(|i| i.perf.as_str()).collect();
-        format!(
-            "TLSGAP {} - {}{} | {}",
-            self.state.as_str(),
-            text.join(", "),
-            self.tail,
-            perf.join(" ")
-        )
+        let mut lines: Vec<String> = Vec::new();
+        let mut rest = text.iter();
+        match rest.next() {
+            Some(t) => {
+                let (first, cut) = fit_line(&format!("{head}{t}"));
+                lines.push(first);
+                if cut {
+                    lines.push(t.clone());
+                }
+            }
+            None => lines.push(head.trim_end_matches(" - ").to_string()),
+        }
+        lines.extend(rest.cloned());
+        let counts = self.tail.trim_start_matches("; ");
+        let perf = perf.join(" ");
+        let several = lines.len() > 1;
+        match lines.last_mut() {
+            // Nothing to count (an htpasswd-only check): the perfdata ends the last
+            // line of text when that is not the first, else a line of its own.
+            Some(last) if counts.is_empty() && several => {
+                last.push_str(&format!(" | {perf}"));
+            }
+            _ if counts.is_empty() => lines.push(format!("perfdata | {perf}")),
+            _ => lines.push(format!("{counts} | {perf}")),
+        }
+        lines.join("\n")
     }
+}
+
+/// The longest first line of the plugin output (characters): the guidelines' 80
+/// columns, less one.
+pub const FIRST_LINE_MAX: usize = 79;
+
+/// `line` cut to [`FIRST_LINE_MAX`] characters, ending in `...` when cut, and
+/// whether it was.
+fn fit_line(line: &str) -> (String, bool) {
+    if line.chars().count() <= FIRST_LINE_MAX {
+        return (line.to_string(), false);
+    }
+    let kept: String = line.chars().take(FIRST_LINE_MAX - 3).collect();
+    (format!("{kept}..."), true)
 }
 
 /// UNKNOWN, because of `why`.
@@ -278,58 +443,62 @@ fn judge(
                 });
             }
         }
+        if r.total < opts.min_requests {
+            return unknown(format!(
+                "only {} TLS requests, fewer than --min-requests {}: too few to judge",
+                r.total, opts.min_requests
+            ));
+        }
         let s = &r.summary;
         items.push(share_item(
             "legacy protocols",
             "legacy_share",
             s.legacy_protocols.share,
-            Limits {
-                warn: opts.legacy.warn,
-                crit: opts.legacy.crit,
-            },
+            opts.legacy,
         ));
         items.push(share_item(
             "insecure ciphers",
             "insecure_share",
             s.insecure_ciphers.share,
-            Limits {
-                warn: opts.insecure.warn,
-                crit: opts.insecure.crit,
-            },
+            opts.insecure,
         ));
         let malformed_share = r.lines.malformed as f64 / r.lines.total.max(1) as f64;
         items.push(share_item(
             "malformed lines",
             "malformed_share",
             malformed_share,
-            Limits {
-                warn: opts.malformed.warn,
-                crit: opts.malformed.crit,
-            },
+            opts.malformed,
         ));
         tail = format!(
             "; {} TLS requests, {} plain, {} lines",
             r.total, r.plain, r.lines.total
         );
+        let (state, text, limits) = match &opts.requests {
+            Some(l) => (
+                l.state(r.total as f64),
+                format!(
+                    "{} TLS requests (warn {}, crit {})",
+                    r.total,
+                    l.warn.text(),
+                    l.crit.text()
+                ),
+                format!("{};{}", l.warn.text(), l.crit.text()),
+            ),
+            None => (State::Ok, String::new(), ";".to_string()),
+        };
         let counts = format!(
-            "tls_requests={};;;0; plain_requests={};;;0; lines={};;;0;",
+            "tls_requests={};{limits};0; plain_requests={};;;0; lines={};;;0;",
             r.total, r.plain, r.lines.total
         );
         items.push(Item {
-            state: State::Ok,
-            text: String::new(),
+            state,
+            text,
             perf: counts,
         });
     }
 
     if let Some(path) = &opts.htpasswd {
-        match auth_item(
-            path,
-            Limits {
-                warn: opts.auth.warn,
-                crit: opts.auth.crit,
-            },
-        ) {
+        match auth_item(path, opts.auth) {
             Ok(item) => items.push(item),
             Err(why) => return unknown(why),
         }
@@ -363,7 +532,9 @@ fn auth_item(path: &std::path::Path, l: Limits) -> Result<Item, String> {
     if file.entries.is_empty() {
         return Err(format!("htpasswd {shown} has no usable entries"));
     }
-    let report = AuthFileReport::build(&file, &MeasureOptions::default(), l.warn);
+    // The verification time users are flagged over: the warning's upper bound.
+    let flag = l.warn.upper_only().unwrap_or(l.warn.end);
+    let report = AuthFileReport::build(&file, &MeasureOptions::default(), flag);
     let unmeasured = report
         .users
         .iter()
@@ -389,20 +560,20 @@ fn auth_item(path: &std::path::Path, l: Limits) -> Result<Item, String> {
         "slowest auth {secs:.3} s for {} ({}{factor}; warn {} s, crit {} s)",
         user.user,
         user.scheme,
-        num(l.warn),
-        num(l.crit)
+        l.warn.text(),
+        l.crit.text()
     );
     if unmeasured > 0 {
         text.push_str(&format!(", {unmeasured} users not measured"));
     }
     Ok(Item {
-        state: State::of(secs, l.warn, l.crit),
+        state: l.state(secs),
         text,
         perf: format!(
             "auth_seconds={}s;{};{};0;",
             num(secs),
-            num(l.warn),
-            num(l.crit)
+            l.warn.text(),
+            l.crit.text()
         ),
     })
 }
@@ -441,13 +612,81 @@ mod tests {
             "legacy protocols",
             "legacy_share",
             0.042,
-            Limits {
-                warn: 0.01,
-                crit: 0.05,
-            },
+            Limits::above(0.01, 0.05),
         );
         assert_eq!(i.state, State::Warning);
         assert_eq!(i.text, "legacy protocols 4.20% (warn 1%, crit 5%)");
         assert_eq!(i.perf, "legacy_share=0.042;0.01;0.05;0;1");
+    }
+
+    #[test]
+    fn ranges_as_the_guidelines_define_them() {
+        let r = |s: &str| Range::parse(s).unwrap();
+        // 10: alert outside 0..10.
+        assert!(!r("10").alerts(0.0) && !r("10").alerts(10.0));
+        assert!(r("10").alerts(10.5) && r("10").alerts(-1.0));
+        // 10: alert below 10.
+        assert!(r("10:").alerts(9.9) && !r("10:").alerts(10.0) && !r("10:").alerts(1e12));
+        // ~:10: alert above 10 only.
+        assert!(!r("~:10").alerts(-1e12) && r("~:10").alerts(10.1));
+        // 10:20: alert outside.
+        assert!(r("10:20").alerts(9.0) && !r("10:20").alerts(15.0) && r("10:20").alerts(21.0));
+        // @10:20: alert inside, bounds included.
+        assert!(r("@10:20").alerts(10.0) && r("@10:20").alerts(20.0) && !r("@10:20").alerts(21.0));
+        for t in ["10", "10:", "~:10", "10:20", "@10:20", "0.05", "@~:0.5"] {
+            assert_eq!(r(t).text(), t, "round trip");
+        }
+        for bad in ["", "x", "20:10", "@", "1:2:3", "nan"] {
+            assert!(Range::parse(bad).is_err(), "{bad}");
+        }
+        let l = Limits {
+            warn: r("1000:"),
+            crit: r("100:"),
+        };
+        assert_eq!(l.state(5000.0), State::Ok);
+        assert_eq!(l.state(500.0), State::Warning);
+        assert_eq!(l.state(50.0), State::Critical);
+    }
+
+    #[test]
+    fn the_first_line_fits_80_columns() {
+        let long = CheckResult {
+            state: State::Warning,
+            items: vec![
+                share_item(
+                    "legacy protocols",
+                    "legacy_share",
+                    0.042,
+                    Limits::above(0.01, 0.05),
+                ),
+                share_item(
+                    "insecure ciphers",
+                    "insecure_share",
+                    0.0,
+                    Limits::above(0.0, 0.01),
+                ),
+            ],
+            tail: "; 1000 TLS requests, 0 plain, 1000 lines".into(),
+            unknown: None,
+        };
+        let out = long.status_line(|s| s.to_string());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            "TLSGAP WARNING - legacy protocols 4.20% (warn 1%, crit 5%)"
+        );
+        assert_eq!(lines[1], "insecure ciphers 0.00% (warn 0%, crit 1%)");
+        assert!(lines[2].starts_with("1000 TLS requests, 0 plain, 1000 lines | legacy_share="));
+        let why = format!(
+            "cannot read {}",
+            "/var/log/a-very-long-directory-name/".repeat(3)
+        );
+        let out = unknown(&why).status_line(|s| s.to_string());
+        let first = out.lines().next().unwrap();
+        assert!(
+            first.chars().count() <= FIRST_LINE_MAX && first.ends_with("..."),
+            "{first}"
+        );
+        assert_eq!(out.lines().nth(1), Some(why.as_str()));
     }
 }

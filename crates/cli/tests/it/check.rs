@@ -36,13 +36,21 @@ fn status(o: &Output, state: &str, exit: i32) -> String {
         "exit code for {state}; stdout:\n{out}\nstderr:\n{}",
         stderr(o)
     );
-    assert_eq!(out.lines().count(), 1, "exactly one line: {out:?}");
     assert!(out.ends_with('\n'), "{out:?}");
     let l = out.trim_end().to_string();
     assert!(
         l.starts_with(&format!("TLSGAP {state} - ")),
         "status line starts with the state: {l}"
     );
+    // The guidelines' layout: a short first line, then the long text, the perfdata
+    // after ` | ` (on the last line).
+    let first = l.lines().next().unwrap_or_default();
+    assert!(
+        first.chars().count() < 80,
+        "first line of {} characters: {first}",
+        first.chars().count()
+    );
+    assert!(!first.contains('|') || l.lines().count() == 1, "{l}");
     assert!(l.matches('|').count() <= 1, "one perfdata separator: {l}");
     l
 }
@@ -78,6 +86,22 @@ fn perfdata(status: &str) -> Vec<Perf> {
         );
         Some(s.parse().unwrap())
     };
+    // warn and crit are ranges: [@][start:][end], start a number or ~ (a plain
+    // number is the common 0..end and is returned as one).
+    let threshold = |s: &str| -> Option<f64> {
+        let body = s.strip_prefix('@').unwrap_or(s);
+        match body.split_once(':') {
+            None => number(body),
+            Some((a, b)) => {
+                assert!(
+                    a == "~" || a.is_empty() || number(a).is_some(),
+                    "range {s:?} in {perf}"
+                );
+                assert!(b.is_empty() || number(b).is_some(), "range {s:?} in {perf}");
+                None
+            }
+        }
+    };
     perf.split(' ')
         .map(|item| {
             let (label, rest) = item.split_once('=').unwrap();
@@ -100,8 +124,8 @@ fn perfdata(status: &str) -> Vec<Perf> {
                 label: label.to_string(),
                 value: number(value).unwrap(),
                 uom: uom.to_string(),
-                warn: number(fields[1]),
-                crit: number(fields[2]),
+                warn: threshold(fields[1]),
+                crit: threshold(fields[2]),
                 min: number(fields[3]),
                 max: number(fields[4]),
             }
@@ -129,11 +153,12 @@ fn ok_status_line_and_perfdata_exactly() {
     let l = status(&o, "OK", 0);
     assert_eq!(
         l,
-        "TLSGAP OK - legacy protocols 0.00% (warn 1%, crit 5%), insecure ciphers 0.00% \
-         (warn 0%, crit 1%), malformed lines 0.00% (warn 1%, crit 10%); 90 TLS requests, \
-         10 plain, 100 lines | legacy_share=0;0.01;0.05;0;1 insecure_share=0;0;0.01;0;1 \
-         malformed_share=0;0.01;0.1;0;1 tls_requests=90;;;0; plain_requests=10;;;0; \
-         lines=100;;;0;"
+        "TLSGAP OK - legacy protocols 0.00% (warn 1%, crit 5%)\n\
+         insecure ciphers 0.00% (warn 0%, crit 1%)\n\
+         malformed lines 0.00% (warn 1%, crit 10%)\n\
+         90 TLS requests, 10 plain, 100 lines | legacy_share=0;0.01;0.05;0;1 \
+         insecure_share=0;0;0.01;0;1 malformed_share=0;0.01;0.1;0;1 tls_requests=90;;;0; \
+         plain_requests=10;;;0; lines=100;;;0;"
     );
     let p = perfdata(&l);
     assert_eq!(p.len(), 6);
@@ -167,7 +192,7 @@ fn legacy_share_over_warn_is_warning() {
     let o = check(&["-q", path_str(&f)]);
     let l = status(&o, "WARNING", 1);
     assert!(
-        l.starts_with("TLSGAP WARNING - legacy protocols 4.20% (warn 1%, crit 5%), "),
+        l.starts_with("TLSGAP WARNING - legacy protocols 4.20% (warn 1%, crit 5%)\n"),
         "the cause comes first: {l}"
     );
     let p = perfdata(&l);
@@ -460,4 +485,80 @@ fn check_help_does_not_offer_output() {
     let o = tlsgap().args(["check", "--help"]).output().unwrap();
     assert_eq!(code(&o), 0);
     assert!(!stdout(&o).contains("--output"), "{}", stdout(&o));
+}
+
+/// `--metric M -w RANGE -c RANGE` in the Monitoring Plugins range syntax.
+#[test]
+fn ranges_for_each_metric() {
+    let dir = util::tempdir();
+    let f = log(
+        dir.path(),
+        "mix.log",
+        &[
+            (958, "TLSv1.3", "TLS_AES_256_GCM_SHA384"),
+            (42, "TLSv1.1", "ECDHE-RSA-AES256-SHA"),
+        ],
+        0,
+    );
+    let f = path_str(&f);
+    // Requests: 1000 read. CRITICAL below 2000, WARNING below 5000.
+    let o = check(&[
+        "-q", "--metric", "requests", "-w", "5000:", "-c", "2000:", f,
+    ]);
+    let l = status(&o, "CRITICAL", 2);
+    assert!(
+        l.starts_with("TLSGAP CRITICAL - 1000 TLS requests (warn 5000:, crit 2000:)"),
+        "{l}"
+    );
+    assert_eq!(perf(&perfdata(&l), "tls_requests").value, 1000.0);
+    assert!(l.contains("tls_requests=1000;5000:;2000:;0;"), "{l}");
+    let o = check(&["-q", "--metric", "requests", "-w", "5000:", "-c", "500:", f]);
+    status(&o, "WARNING", 1);
+    let o = check(&["-q", "--metric", "requests", "-w", "@~:999", f]);
+    status(&o, "WARNING", 1); // the legacy share (4.2%) is over its default 1%
+                              // Legacy share 0.042: inside @0.04:0.05 is CRITICAL; outside 0:0.1 nothing.
+    let o = check(&["-q", "--metric", "legacy", "-c", "@0.04:0.05", f]);
+    status(&o, "CRITICAL", 2);
+    let o = check(&["-q", "--metric", "legacy", "-w", "0.1", "-c", "0.2", f]);
+    let l = status(&o, "OK", 0);
+    assert!(l.contains("legacy_share=0.042;0.1;0.2;0;1"), "{l}");
+    // A bad range, or -w without --metric: UNKNOWN (usage), exit 3.
+    let o = check(&["-q", "--metric", "legacy", "-w", "0.2:0.1", f]);
+    let l = status(&o, "UNKNOWN", 3);
+    assert!(l.contains("--warning"), "{l}");
+    let o = check(&["-q", "-w", "10", f]);
+    assert_eq!(code(&o), 3);
+}
+
+/// Too few requests to judge, and a check that hangs: UNKNOWN.
+#[test]
+fn min_requests_and_timeout_are_unknown() {
+    let dir = util::tempdir();
+    let f = log(
+        dir.path(),
+        "few.log",
+        &[(20, "TLSv1.3", "TLS_AES_256_GCM_SHA384")],
+        0,
+    );
+    let o = check(&["-q", "--min-requests", "100", path_str(&f)]);
+    let l = status(&o, "UNKNOWN", 3);
+    assert!(
+        l.contains("only 20 TLS requests, fewer than --min-requests 100"),
+        "{l}"
+    );
+    let o = check(&["-q", "--min-requests", "20", path_str(&f)]);
+    status(&o, "OK", 0);
+    // A FIFO nobody writes to: reading it never ends.
+    let fifo = dir.path().join("stuck.log");
+    util::run_tool("mkfifo", &[path_str(&fifo)]);
+    let o = check(&[
+        "-q",
+        "--timeout",
+        "0.5",
+        "--log-format",
+        "combinedssl",
+        path_str(&fifo),
+    ]);
+    let l = status(&o, "UNKNOWN", 3);
+    assert!(l.contains("timed out after 0.5 s"), "{l}");
 }

@@ -271,12 +271,14 @@ fn report_and_check_call_the_same_analyses() {
     );
 
     // The binary's defaults (see `tlsgap check --help`).
-    let limits = |warn, crit| check::Limits { warn, crit };
+    let limits = check::Limits::above;
     let opts = check::CheckOptions {
         legacy: limits(0.01, 0.05),
         insecure: limits(0.0, 0.01),
         malformed: limits(0.01, 0.10),
         auth: limits(0.05, 0.25),
+        requests: None,
+        min_requests: 0,
         htpasswd: None,
         stale_after: None,
     };
