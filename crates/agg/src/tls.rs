@@ -114,18 +114,20 @@ struct ClientSketch {
 }
 
 impl ClientSketch {
-    fn add(&mut self, key: &[u8], pair: u32) {
+    /// The sketch of `pair` (`PLAIN`: plain HTTP), made when first needed.
+    fn slot(&mut self, pair: u32) -> &mut Hll {
         if pair == PLAIN {
-            self.plain.insert(key);
-            return;
+            return &mut self.plain;
         }
         let i = pair as usize;
         if self.pairs.len() <= i {
             self.pairs.resize_with(i + 1, Hll::new);
         }
-        if let Some(h) = self.pairs.get_mut(i) {
-            h.insert(key);
-        }
+        &mut self.pairs[i]
+    }
+
+    fn add(&mut self, key: &[u8], pair: u32) {
+        self.slot(pair).insert(key);
     }
 
     /// Every sketched client.
@@ -195,13 +197,7 @@ impl TlsAgg {
     /// empty means plain HTTP (nginx `escape=json` logs a missing variable as `""`).
     #[inline]
     pub fn add(&mut self, client: Option<&[u8]>, protocol: Option<&[u8]>, cipher: Option<&[u8]>) {
-        let protocol = protocol.filter(|p| !p.is_empty());
-        let cipher = cipher.filter(|c| !c.is_empty());
-        let pair = if protocol.is_none() && cipher.is_none() {
-            PLAIN
-        } else {
-            self.intern(protocol.unwrap_or(b""), cipher.unwrap_or(b""))
-        };
+        let pair = self.pair_of(protocol, cipher);
         match self.mode {
             CountMode::Requests => {
                 if pair == PLAIN {
@@ -236,24 +232,21 @@ impl TlsAgg {
     /// exactly because a memory limit was spent (`merge` over a dataset). The report
     /// then says its client figures are estimates.
     pub fn add_sketched(&mut self, protocol: Option<&[u8]>, cipher: Option<&[u8]>, clients: &Hll) {
+        let pair = self.pair_of(protocol, cipher);
+        self.sketch
+            .get_or_insert_with(Box::default)
+            .slot(pair)
+            .merge(clients);
+    }
+
+    /// The index of a logged pair; absent or empty values mean plain HTTP (`PLAIN`).
+    fn pair_of(&mut self, protocol: Option<&[u8]>, cipher: Option<&[u8]>) -> u32 {
         let protocol = protocol.filter(|p| !p.is_empty());
         let cipher = cipher.filter(|c| !c.is_empty());
-        let pair = if protocol.is_none() && cipher.is_none() {
+        if protocol.is_none() && cipher.is_none() {
             PLAIN
         } else {
             self.intern(protocol.unwrap_or(b""), cipher.unwrap_or(b""))
-        };
-        let sketch = self.sketch.get_or_insert_with(Box::default);
-        if pair == PLAIN {
-            sketch.plain.merge(clients);
-            return;
-        }
-        let i = pair as usize;
-        if sketch.pairs.len() <= i {
-            sketch.pairs.resize_with(i + 1, Hll::new);
-        }
-        if let Some(h) = sketch.pairs.get_mut(i) {
-            h.merge(clients);
         }
     }
 
@@ -314,15 +307,8 @@ impl TlsAgg {
             mine.plain.merge(&theirs.plain);
             for (i, h) in theirs.pairs.iter().enumerate() {
                 let j = map(i as u32);
-                if j == PLAIN || h.is_empty() {
-                    continue;
-                }
-                let j = j as usize;
-                if mine.pairs.len() <= j {
-                    mine.pairs.resize_with(j + 1, Hll::new);
-                }
-                if let Some(m) = mine.pairs.get_mut(j) {
-                    m.merge(h);
+                if j != PLAIN && !h.is_empty() {
+                    mine.slot(j).merge(h);
                 }
             }
         }

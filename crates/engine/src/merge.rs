@@ -44,7 +44,8 @@ pub struct MergeOptions {
     pub since_date: Option<String>,
     /// Only `date=YYYY-MM-DD` partitions on or before this day.
     pub until_date: Option<String>,
-    /// `--memory-limit`: bytes the distinct clients may take (see [`FirstTls`]).
+    /// `--memory-limit`: bytes the distinct clients (`--count clients`) may take before
+    /// clients met later are estimated with HyperLogLog.
     pub memory_limit: usize,
 }
 
