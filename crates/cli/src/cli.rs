@@ -756,6 +756,23 @@ pub struct MergeArgs {
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = tlsgap_engine::merge::parse_date)]
     pub until_date: Option<String>,
 
+    /// --since/--until/--tz as `tls` takes them, on each row's `time`: rows outside (and
+    /// rows without a time) are left out, and day partitions that cannot hold a row of
+    /// the window are not read.
+    #[command(flatten)]
+    pub window: WindowArgs,
+
+    /// Also the requests per protocol per day or hour (local in --tz), as `tls --by`
+    /// gives them: a section under the table, `periods` in JSON; CSV and Parquet then
+    /// hold the period rows (period, period_start, protocol, count, share).
+    #[arg(long, value_enum, value_name = "PERIOD")]
+    pub by: Option<PeriodArg>,
+
+    /// Only this host's parts (its `host=HOST` directories, or `part-HOST-N.parquet`
+    /// files of the older layout). Repeatable.
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+
     /// Write the result here instead of standard output (`-` = stdout; parquet needs a
     /// path).
     #[arg(short, long, value_name = "PATH")]

@@ -8,8 +8,9 @@ use tlsgap_engine::merge::{self, MergeOptions, MergeOutcome};
 
 use crate::cli::{MergeArgs, TlsFormat};
 use crate::run::{note, stderr_notes, Exit};
-use tlsgap_output::emit::{self, Csv, Emitter, Json, Parquet, Table};
-use tlsgap_output::{file as output, prom};
+use crate::tls_cmd::{write_tls, Shown};
+use tlsgap_output::emit;
+use tlsgap_output::file as output;
 
 /// Run `tlsgap merge`.
 pub fn run(args: MergeArgs) -> Result<ExitCode> {
@@ -20,6 +21,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
     }
     let read: Vec<std::path::PathBuf> = args.paths.iter().map(Into::into).collect();
     crate::run::refuse_clobber(&read, &[("-o", output_path.as_deref())])?;
+    let (window, zone) = crate::run::resolve_window(&args.window)?;
     let opts = MergeOptions {
         paths: args.paths.clone(),
         count: mode,
@@ -27,6 +29,9 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         since_date: args.since_date.clone(),
         until_date: args.until_date.clone(),
         memory_limit: args.memory_limit,
+        window: Some(window),
+        by: args.by.map(|p| (p.into(), zone.clone())),
+        hosts: args.hosts.clone(),
     };
     let MergeOutcome {
         report,
@@ -34,12 +39,20 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         failed,
         days,
         rows,
+        outside_window,
+        periods,
+        newest_us,
     } = merge::run(&opts, &stderr_notes(false))?;
     let summary = format!(
-        "rows: {} from {} Parquet file(s) in {} day partition(s){}",
+        "rows: {} from {} Parquet file(s) in {} day partition(s){}{}",
         emit::thousands(rows),
         files - failed,
         days,
+        if opts.window.is_some_and(|w| !w.is_all()) {
+            format!(", {} outside the window", emit::thousands(outside_window))
+        } else {
+            String::new()
+        },
         if failed > 0 {
             format!(", {failed} unreadable")
         } else {
@@ -47,22 +60,13 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         }
     );
     let mut out = output::open(output_path.as_deref())?;
-    match args.format {
-        TlsFormat::Table => Table {
-            summary: summary.clone(),
-        }
-        .emit(&report, &mut out)?,
-        TlsFormat::Csv => Csv { raw: args.csv.raw }.emit(&report, &mut out)?,
-        TlsFormat::Json => Json.emit(&report, &mut out)?,
-        TlsFormat::Parquet => Parquet.emit(&report, &mut out)?,
-        TlsFormat::Prom => {
-            use std::io::Write as _;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
-            out.write_all(prom::render(&report, None, now).as_bytes())?;
-        }
-    }
+    let shown = Shown {
+        format: args.format,
+        csv_raw: args.csv.raw,
+        summary: summary.clone(),
+        newest_us,
+    };
+    write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     out.finish()?;
     if args.format != TlsFormat::Table && !args.quiet {
         note(&summary);

@@ -93,7 +93,7 @@ pub fn window(w: &WindowArgs, quiet: bool) -> Result<Option<Window>> {
     Ok(Some(window))
 }
 
-fn resolve_window(w: &WindowArgs) -> Result<(Window, Zone)> {
+pub fn resolve_window(w: &WindowArgs) -> Result<(Window, Zone)> {
     let now = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now());
     Ok(window_from_args(
         w.since.as_deref(),

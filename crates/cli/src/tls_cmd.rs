@@ -1,9 +1,9 @@
 //! `tlsgap tls`: the protocol and cipher distribution.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
+use tlsgap_agg::{Rows, TlsReport};
 use tlsgap_engine::tls::{self, TlsOptions, TlsOutcome};
 use tlsgap_output::emit::{self, Csv, Emitter, Json, Parquet, Table};
 use tlsgap_output::periods::{period_table, periods_json};
@@ -39,39 +39,70 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
     }
     let summary = escape::terminal(&run.line()).into_owned();
     let mut out = log.open_output()?;
-    match (format_choice, &periods) {
-        (TlsFormat::Table, _) => {
-            Table {
-                summary: summary.clone(),
-            }
-            .emit(&report, &mut out)?;
-            if let Some(rows) = &periods {
-                out.write_all(period_table(rows).as_bytes())?;
-            }
-        }
-        (TlsFormat::Csv, Some(rows)) => Csv { raw: args.csv.raw }.emit(rows, &mut out)?,
-        (TlsFormat::Csv, None) => Csv { raw: args.csv.raw }.emit(&report, &mut out)?,
-        (TlsFormat::Json, Some(rows)) => {
-            let mut v = serde_json::to_value(&report)?;
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert("periods".into(), periods_json(rows));
-            }
-            emit::json(&v, &mut out)?;
-        }
-        (TlsFormat::Json, None) => Json.emit(&report, &mut out)?,
-        (TlsFormat::Parquet, Some(rows)) => Parquet.emit(rows, &mut out)?,
-        (TlsFormat::Parquet, None) => Parquet.emit(&report, &mut out)?,
-        (TlsFormat::Prom, _) => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
-            let newest = newest_us.map(|us| us as f64 / 1e6);
-            out.write_all(prom::render(&report, newest, now).as_bytes())?;
-        }
-    }
+    let shown = Shown {
+        format: format_choice,
+        csv_raw: args.csv.raw,
+        summary: summary.clone(),
+        newest_us,
+    };
+    write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     crate::run::deliver(vec![out], &mut run)?;
     if format_choice != TlsFormat::Table {
         log.summary(&run);
     }
     Ok(Exit::partial_if(run.input_failed()).into())
+}
+
+/// How a distribution is shown (`tls` and `merge`).
+#[derive(Debug)]
+pub struct Shown {
+    /// The output format.
+    pub format: TlsFormat,
+    /// `--csv-raw`.
+    pub csv_raw: bool,
+    /// The table's summary line.
+    pub summary: String,
+    /// The newest request's time (µs), for Prometheus.
+    pub newest_us: Option<i64>,
+}
+
+/// Write the distribution, with its per-period rows when `--by` asked for them.
+pub fn write_tls(
+    shown: &Shown,
+    report: &TlsReport,
+    periods: Option<&Rows>,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    let csv = Csv { raw: shown.csv_raw };
+    match (shown.format, periods) {
+        (TlsFormat::Table, _) => {
+            Table {
+                summary: shown.summary.clone(),
+            }
+            .emit(report, out)?;
+            if let Some(rows) = periods {
+                out.write_all(period_table(rows).as_bytes())?;
+            }
+        }
+        (TlsFormat::Csv, Some(rows)) => csv.emit(rows, out)?,
+        (TlsFormat::Csv, None) => csv.emit(report, out)?,
+        (TlsFormat::Json, Some(rows)) => {
+            let mut v = serde_json::to_value(report)?;
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("periods".into(), periods_json(rows));
+            }
+            emit::json(&v, out)?;
+        }
+        (TlsFormat::Json, None) => Json.emit(report, out)?,
+        (TlsFormat::Parquet, Some(rows)) => Parquet.emit(rows, out)?,
+        (TlsFormat::Parquet, None) => Parquet.emit(report, out)?,
+        (TlsFormat::Prom, _) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            let newest = shown.newest_us.map(|us| us as f64 / 1e6);
+            out.write_all(prom::render(report, newest, now).as_bytes())?;
+        }
+    }
+    Ok(())
 }

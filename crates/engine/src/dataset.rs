@@ -1,5 +1,14 @@
 //! The hive-style dataset of `export --partition-by date`:
-//! `DIR/date=YYYY-MM-DD/part-HOST-N.parquet`.
+//! `DIR/date=YYYY-MM-DD/host=HOST/part-HOST-N.parquet`.
+//!
+//! * Two partition levels, `date` then `host`, so that Spark, DuckDB
+//!   (`hive_partitioning`) and `merge` see both as columns and prune on them. Datasets
+//!   written before the `host=` level (`date=.../part-HOST-N.parquet`) are still read,
+//!   and a host's parts of that older layout are replaced by its next export of the
+//!   day.
+//! * Every part carries [`SCHEMA_VERSION`] and the tlsgap version in its key-value
+//!   metadata ([`file_metadata`]); readers refuse a part from a newer schema instead
+//!   of misreading it.
 //!
 //! * The date is the line's date in the offset the log wrote it in (what the
 //!   administrator reads in the log), not UTC.
@@ -29,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::{bail, Context, Result};
-use polars::prelude::{BatchedWriter, DataFrame, ParquetWriter, Schema};
+use polars::prelude::{BatchedWriter, DataFrame, KeyValueMetadata, ParquetWriter, Schema};
 use tlsgap_parser::time::civil_from_days;
 
 /// A partition: days since 1970-01-01 in the log's offset, or `None` (no time).
@@ -42,6 +51,34 @@ pub const PART_ROWS: usize = 4 << 20;
 const ROW_GROUP_ROWS: usize = 1 << 16;
 /// The directory name of rows without a time.
 pub const NO_DATE: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// The version of the row schema and layout `export` writes in Parquet, kept in every
+/// file's key-value metadata under [`SCHEMA_VERSION_KEY`]. Version 1: the columns of
+/// `export` (README, "Export columns"), times as UTC microseconds with
+/// `time_offset_minutes`. A file without the key was written before versions were
+/// recorded and has the version 1 columns. Raise it when a column changes meaning or
+/// type (adding a column does not need it: readers take columns by name).
+pub const SCHEMA_VERSION: u32 = 1;
+/// The metadata key of [`SCHEMA_VERSION`].
+pub const SCHEMA_VERSION_KEY: &str = "tlsgap.schema_version";
+/// The metadata key of the version of tlsgap that wrote the file.
+pub const WRITER_VERSION_KEY: &str = "tlsgap.version";
+
+/// The key-value metadata of every Parquet file of rows `export` writes.
+pub fn file_metadata() -> KeyValueMetadata {
+    KeyValueMetadata::from_static(vec![
+        (SCHEMA_VERSION_KEY.to_string(), SCHEMA_VERSION.to_string()),
+        (
+            WRITER_VERSION_KEY.to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
+    ])
+}
+
+/// `host=HOST` (`host` already sanitized).
+pub fn host_dir(host: &str) -> String {
+    format!("host={host}")
+}
 
 /// `date=YYYY-MM-DD` (or the null partition).
 pub fn day_dir(day: Day) -> String {
@@ -311,8 +348,14 @@ impl DatasetWriter {
             replaced: 0,
         };
         for (&day, parts) in &self.days {
-            let dir = self.root.join(day_dir(day));
+            let day_path = self.root.join(day_dir(day));
+            let dir = day_path.join(host_dir(&self.host));
             let old: Vec<String> = list_names(&dir)?
+                .into_iter()
+                .filter(|n| is_part_of(n, &self.host))
+                .collect();
+            // This host's parts of the layout without `host=` directories.
+            let legacy: Vec<String> = list_names(&day_path)?
                 .into_iter()
                 .filter(|n| is_part_of(n, &self.host))
                 .collect();
@@ -325,14 +368,19 @@ impl DatasetWriter {
                     new_names.push(n.to_string_lossy().into_owned());
                 }
             }
+            // Make the renames durable before old parts go.
+            sync_dir(&dir);
             for name in &old {
-                if new_names.contains(name) {
-                    written.replaced += 1;
-                } else {
+                if !new_names.contains(name) {
                     fs::remove_file(dir.join(name))
                         .with_context(|| format!("removing {}", dir.join(name).display()))?;
-                    written.replaced += 1;
                 }
+                written.replaced += 1;
+            }
+            for name in &legacy {
+                fs::remove_file(day_path.join(name))
+                    .with_context(|| format!("removing {}", day_path.join(name).display()))?;
+                written.replaced += 1;
             }
             // Temporary parts of this host left by a run that was killed.
             for name in list_names(&dir)? {
@@ -340,9 +388,9 @@ impl DatasetWriter {
                     let _ = fs::remove_file(dir.join(name));
                 }
             }
-            // Make the renames durable before reporting success.
-            if let Ok(d) = File::open(&dir) {
-                let _ = d.sync_all();
+            sync_dir(&dir);
+            if !legacy.is_empty() {
+                sync_dir(&day_path);
             }
             written.days.push((day_dir(day), parts.rows));
         }
@@ -365,15 +413,30 @@ impl Drop for DatasetWriter {
             for (tmp, _) in parts.done.drain(..) {
                 let _ = fs::remove_file(tmp);
             }
-            // Only removes the day's directory if this run created it empty.
-            let _ = fs::remove_dir(self.root.join(day_dir(day)));
+            // Only removes the directories if this run created them empty.
+            let day_path = self.root.join(day_dir(day));
+            let _ = fs::remove_dir(day_path.join(host_dir(&self.host)));
+            let _ = fs::remove_dir(day_path);
         }
     }
 }
 
+/// Best effort: a directory whose sync fails still holds the renames, only perhaps
+/// not yet on disk.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// The names in `dir`; none when it does not exist.
 fn list_names(dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+    let entries = match fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
+        r => r.with_context(|| format!("listing {}", dir.display()))?,
+    };
+    for entry in entries {
         let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
         if let Some(n) = entry.file_name().to_str() {
             names.push(n.to_string());
@@ -383,7 +446,7 @@ fn list_names(dir: &Path) -> Result<Vec<String>> {
 }
 
 fn open_part(root: &Path, host: &str, schema: &Schema, day: Day, n: usize) -> Result<Part> {
-    let dir = root.join(day_dir(day));
+    let dir = root.join(day_dir(day)).join(host_dir(host));
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let name = format!("part-{host}-{n}.parquet");
     let tmp = dir.join(format!(".{name}.tlsgap-{}.tmp", std::process::id()));
@@ -393,6 +456,7 @@ fn open_part(root: &Path, host: &str, schema: &Schema, day: Day, n: usize) -> Re
         file,
     ))));
     let writer = ParquetWriter::new(file.clone())
+        .with_key_value_metadata(Some(file_metadata()))
         .batched(schema)
         .with_context(|| format!("starting {}", tmp.display()))?;
     Ok(Part {
@@ -427,7 +491,7 @@ fn close_part(part: Part) -> Result<(PathBuf, PathBuf)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use polars::prelude::{Column, DataFrame};
+    use polars::prelude::{Column, DataFrame, SerReader};
 
     #[test]
     fn host_names_and_part_names() {
@@ -473,12 +537,20 @@ mod tests {
         let root = tmp.path();
         let schema = frame(0..1).schema().as_ref().clone();
         let day = root.join("date=2026-11-21");
-        std::fs::create_dir_all(&day).unwrap();
-        for other in ["part-h-x-0.parquet", "part-g-0.parquet", "notes.txt"] {
+        let mine = day.join("host=h");
+        std::fs::create_dir_all(&mine).unwrap();
+        // Other hosts' parts of the layout without host directories, and h's own
+        // (replaced by this export of the day).
+        for other in [
+            "part-h-x-0.parquet",
+            "part-g-0.parquet",
+            "notes.txt",
+            "part-h-0.parquet",
+        ] {
             std::fs::write(day.join(other), b"other").unwrap();
         }
         // A stale temporary part of a killed run of host h.
-        std::fs::write(day.join(".part-h-0.parquet.tlsgap-1.tmp"), b"stale").unwrap();
+        std::fs::write(mine.join(".part-h-0.parquet.tlsgap-1.tmp"), b"stale").unwrap();
 
         let mut w = DatasetWriter::with_part_rows(root, "h", schema.clone(), 3).unwrap();
         w.write(Some(20_778), frame(0..5)).unwrap();
@@ -492,47 +564,68 @@ mod tests {
                 ("date=2026-11-22".to_string(), 1)
             ]
         );
+        assert_eq!(written.replaced, 1);
         assert_eq!(
             names(&day),
             [
+                "host=h",
                 "notes.txt",
                 "part-g-0.parquet",
+                "part-h-x-0.parquet"
+            ]
+        );
+        assert_eq!(
+            names(&mine),
+            [
                 "part-h-0.parquet",
                 "part-h-1.parquet",
                 "part-h-2.parquet",
                 "part-h-3.parquet",
-                "part-h-x-0.parquet"
             ]
         );
+        // Every part says which schema and which tlsgap wrote it.
+        let mut f = File::open(mine.join("part-h-0.parquet")).unwrap();
+        let meta = polars::prelude::ParquetReader::new(&mut f)
+            .get_metadata()
+            .unwrap()
+            .clone();
+        let kv: Vec<(String, Option<String>)> = meta
+            .key_value_metadata()
+            .iter()
+            .flatten()
+            .map(|kv| (kv.key.clone(), kv.value.clone()))
+            .collect();
+        assert!(
+            kv.contains(&(SCHEMA_VERSION_KEY.into(), Some("1".into()))),
+            "{kv:?}"
+        );
+        assert!(kv.contains(&(
+            WRITER_VERSION_KEY.into(),
+            Some(env!("CARGO_PKG_VERSION").into())
+        )));
 
         let mut w = DatasetWriter::with_part_rows(root, "h", schema.clone(), 3).unwrap();
         w.write(Some(20_778), frame(0..4)).unwrap();
         let written = w.commit().unwrap();
         assert_eq!(written.replaced, 4);
-        assert_eq!(
-            names(&day),
-            [
-                "notes.txt",
-                "part-g-0.parquet",
-                "part-h-0.parquet",
-                "part-h-1.parquet",
-                "part-h-x-0.parquet"
-            ]
-        );
+        assert_eq!(names(&mine), ["part-h-0.parquet", "part-h-1.parquet"]);
         assert_eq!(
             std::fs::read(day.join("part-g-0.parquet")).unwrap(),
             b"other"
         );
         // The day this run did not write keeps its part.
-        assert_eq!(names(&root.join("date=2026-11-22")), ["part-h-0.parquet"]);
+        assert_eq!(
+            names(&root.join("date=2026-11-22").join("host=h")),
+            ["part-h-0.parquet"]
+        );
 
         // Dropped without a commit: no temporary file, no new directory.
         // 70,000 rows: past one row group, so that a temporary part exists.
         let mut w = DatasetWriter::new(root, "h", schema).unwrap();
         w.write(None, frame(0..70_000)).unwrap();
-        assert_eq!(names(&root.join(day_dir(None))).len(), 1);
+        assert_eq!(names(&root.join(day_dir(None)).join("host=h")).len(), 1);
         drop(w);
         assert!(!root.join(day_dir(None)).exists());
-        assert_eq!(names(&day).len(), 5);
+        assert_eq!(names(&mine).len(), 2);
     }
 }

@@ -214,7 +214,11 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
     let mut sink = match kind {
         RowFormat::Parquet => {
             let empty = FrameBuilder::new(&schema, 0).finish()?;
-            RowSink::Parquet(Box::new(ParquetWriter::new(out).batched(empty.schema())?))
+            RowSink::Parquet(Box::new(
+                ParquetWriter::new(out)
+                    .with_key_value_metadata(Some(dataset::file_metadata()))
+                    .batched(empty.schema())?,
+            ))
         }
         _ => RowSink::Text(out),
     };

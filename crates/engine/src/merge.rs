@@ -23,8 +23,11 @@ use std::path::{Path, PathBuf};
 use polars::prelude::{DataFrame, ParallelStrategy, ParquetReader, SerReader};
 use rustc_hash::FxHashMap;
 use tlsgap_agg::distinct::{Budget, Hll};
-use tlsgap_agg::{ClientKey, CountMode, InputReport, LineStats, TlsAgg, TlsReport};
+use tlsgap_agg::trend::Trend;
+use tlsgap_agg::{ClientKey, CountMode, InputReport, LineStats, Rows, TlsAgg, TlsReport};
 
+use crate::dataset::{SCHEMA_VERSION, SCHEMA_VERSION_KEY, WRITER_VERSION_KEY};
+use crate::window::{period_key, Period, Window, Zone};
 use crate::{bail, Context, Notes, Result};
 
 /// Rows read at once (whole row groups, so a slice may be larger by one row group).
@@ -47,6 +50,16 @@ pub struct MergeOptions {
     /// `--memory-limit`: bytes the distinct clients (`--count clients`) may take before
     /// clients met later are estimated with HyperLogLog.
     pub memory_limit: usize,
+    /// `--since`/`--until`: only rows whose `time` is inside (rows without a time are
+    /// then outside, as log lines are). Partitions that cannot hold such rows are not
+    /// read.
+    pub window: Option<Window>,
+    /// `--by`: also the requests per protocol per period, local in the zone, as `tls
+    /// --by` gives them.
+    pub by: Option<(Period, Zone)>,
+    /// `--host` (repeatable): only these hosts' parts (`host=` directories, or the
+    /// host in `part-HOST-N.parquet`); empty: every host.
+    pub hosts: Vec<String>,
 }
 
 /// What the merge found.
@@ -62,6 +75,13 @@ pub struct MergeOutcome {
     pub days: usize,
     /// Rows read.
     pub rows: u64,
+    /// Rows read and left out by the window.
+    pub outside_window: u64,
+    /// With [`MergeOptions::by`]: one row per period and protocol
+    /// ([`crate::tls::PERIOD_COLUMNS`]).
+    pub periods: Option<Rows>,
+    /// The newest row's time inside the window, µs since the epoch.
+    pub newest_us: Option<i64>,
 }
 
 /// A valid calendar date written `YYYY-MM-DD` (ISO dates compare as text).
@@ -95,6 +115,35 @@ fn partition_date(path: &Path) -> Option<Option<String>> {
         let value = name.strip_prefix("date=")?;
         Some(parse_date(value).ok())
     })
+}
+
+/// The host of a dataset part: the nearest `host=` directory above it, else the HOST
+/// of a `part-HOST-N.parquet` name (the layout before `host=` directories).
+fn partition_host(path: &Path) -> Option<String> {
+    let from_dir = path.parent()?.ancestors().find_map(|dir| {
+        let name = dir.file_name()?.to_str()?;
+        Some(name.strip_prefix("host=")?.to_string())
+    });
+    from_dir.or_else(|| {
+        let name = path.file_name()?.to_str()?;
+        let rest = name.strip_prefix("part-")?.strip_suffix(".parquet")?;
+        let (host, n) = rest.rsplit_once('-')?;
+        (!host.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| host.to_string())
+    })
+}
+
+/// Whether the rows of partition `date` (the logged, local date) can fall in `window`:
+/// a local date is within 14 hours before and 12 hours after the UTC day of the same
+/// name; a day's margin either side is taken.
+fn date_may_overlap(date: &str, window: &Window) -> bool {
+    let Ok(d) = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d") else {
+        return true;
+    };
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
+    let day = d.signed_duration_since(epoch).num_days();
+    let us = |days: i64| days.saturating_mul(86_400_000_000);
+    window.since.is_none_or(|s| us(day + 2) > s) && window.until.is_none_or(|u| us(day - 1) < u)
 }
 
 fn is_hidden(path: &Path) -> bool {
@@ -287,13 +336,47 @@ enum Counter {
     Clients(FirstTls),
 }
 
-/// Count the rows of one file; returns the rows read.
+/// What is counted per row besides the distribution.
+struct Extras<'a> {
+    window: Option<&'a Window>,
+    by: Option<&'a (Period, Zone)>,
+    trend: Trend,
+    newest_us: Option<i64>,
+}
+
+impl Extras<'_> {
+    fn needs_time(&self) -> bool {
+        self.window.is_some() || self.by.is_some()
+    }
+}
+
 /// Whether a file's clients were keyed by address alone though `addr+ua` was asked.
 type ByAddressOnly = bool;
 
+/// The schema version in a file's key-value metadata (none: written before versions
+/// were recorded, which is version 1), refused when newer than this tlsgap reads.
+fn check_schema_version(kv: &[(&str, Option<&str>)]) -> Result<()> {
+    let value = |key: &str| kv.iter().find(|e| e.0 == key).and_then(|e| e.1);
+    let Some(v) = value(SCHEMA_VERSION_KEY) else {
+        return Ok(());
+    };
+    match v.trim().parse::<u32>() {
+        Ok(n) if n <= SCHEMA_VERSION => Ok(()),
+        _ => bail!(
+            "written with dataset schema version {v:?} (by tlsgap {}); this tlsgap {} reads \
+             versions up to {SCHEMA_VERSION}: read it with a newer tlsgap",
+            value(WRITER_VERSION_KEY).unwrap_or("?"),
+            env!("CARGO_PKG_VERSION")
+        ),
+    }
+}
+
+/// Count the rows of one file; returns the rows read.
 fn read_file(
     path: &Path,
     counter: &mut Counter,
+    extras: &mut Extras<'_>,
+    stats: &mut LineStats,
     row_seq: &mut u64,
     client_key: ClientKey,
 ) -> Result<(u64, ByAddressOnly)> {
@@ -301,6 +384,13 @@ fn read_file(
     let mut reader = ParquetReader::new(&mut file);
     let schema = reader.schema().context("not a Parquet file")?;
     let metadata = reader.get_metadata()?.clone();
+    let kv: Vec<(&str, Option<&str>)> = metadata
+        .key_value_metadata()
+        .iter()
+        .flatten()
+        .map(|e| (e.key.as_str(), e.value.as_deref()))
+        .collect();
+    check_schema_version(&kv)?;
     let has = |name: &str| schema.get(name).is_some();
     if !has("tls_protocol") && !has("tls_cipher") {
         bail!(
@@ -314,7 +404,7 @@ fn read_file(
         .filter(|c| has(c))
         .map(String::from)
         .collect();
-    if clients && has("time") {
+    if (clients || extras.needs_time()) && has("time") {
         columns.push("time".into());
     }
     let with_ua = clients && client_key == ClientKey::AddrUa && has("user_agent");
@@ -345,12 +435,18 @@ fn read_file(
             .read_parallel(ParallelStrategy::RowGroups);
         reader.set_metadata(metadata.clone());
         let df = reader.finish()?;
-        rows += count_frame(&df, counter, row_seq)?;
+        rows += count_frame(&df, counter, extras, stats, row_seq)?;
     }
     Ok((rows, by_address_only))
 }
 
-fn count_frame(df: &DataFrame, counter: &mut Counter, row_seq: &mut u64) -> Result<u64> {
+fn count_frame(
+    df: &DataFrame,
+    counter: &mut Counter,
+    extras: &mut Extras<'_>,
+    stats: &mut LineStats,
+    row_seq: &mut u64,
+) -> Result<u64> {
     let text = |name: &str| -> Result<Option<&polars::prelude::StringChunked>> {
         match df.column(name) {
             Ok(c) => Ok(Some(c.str().with_context(|| format!("column {name}"))?)),
@@ -358,63 +454,68 @@ fn count_frame(df: &DataFrame, counter: &mut Counter, row_seq: &mut u64) -> Resu
         }
     };
     let height = df.height();
-    let client = text("client")?;
-    let protocol = text("tls_protocol")?;
-    let cipher = text("tls_cipher")?;
     // Column iterators, not `get(i)`: no chunk search per row. A missing column
     // reads as null.
-    let mut c = client.map(|c| c.iter());
-    let mut p = protocol.map(|c| c.iter());
-    let mut x = cipher.map(|c| c.iter());
-    let mut next = move || {
-        (
-            c.as_mut().and_then(|it| it.next().flatten()),
-            p.as_mut().and_then(|it| it.next().flatten()),
-            x.as_mut().and_then(|it| it.next().flatten()),
-        )
+    let mut client = text("client")?.map(|c| c.iter());
+    let mut protocol = text("tls_protocol")?.map(|c| c.iter());
+    let mut cipher = text("tls_cipher")?.map(|c| c.iter());
+    let mut ua = text("user_agent")?.map(|c| c.iter());
+    let mut time = match df.column("time") {
+        Ok(c) => Some(
+            c.datetime()
+                .context("column time is not a timestamp")?
+                .physical()
+                .iter(),
+        ),
+        Err(_) => None,
     };
-    match counter {
-        Counter::Requests(agg) => {
-            for _ in 0..height {
-                let (cv, pv, xv) = next();
-                agg.add(
-                    cv.map(str::as_bytes),
-                    pv.map(str::as_bytes),
-                    xv.map(str::as_bytes),
-                );
+    let mut key = String::new();
+    for i in 0..height {
+        let tv = time.as_mut().and_then(|it| it.next().flatten());
+        let cv = client.as_mut().and_then(|it| it.next().flatten());
+        let pv = protocol.as_mut().and_then(|it| it.next().flatten());
+        let xv = cipher.as_mut().and_then(|it| it.next().flatten());
+        let uv = ua.as_mut().map(|it| it.next().flatten());
+        stats.total += 1;
+        stats.parsed += 1;
+        if let Some(w) = extras.window {
+            // A row without a time is outside any window, as a log line is.
+            if !tv.is_some_and(|t| w.contains_micros(t)) {
+                stats.outside_window += 1;
+                continue;
             }
         }
-        Counter::Clients(first) => {
-            let time = match df.column("time") {
-                Ok(c) => Some(
-                    c.datetime()
-                        .context("column time is not a timestamp")?
-                        .physical(),
-                ),
-                Err(_) => None,
-            };
-            let mut t = time.map(|t| t.iter());
-            let mut ua = text("user_agent")?.map(|c| c.iter());
-            let mut key = String::new();
-            for i in 0..height {
-                let tv = t
-                    .as_mut()
-                    .and_then(|it| it.next().flatten())
-                    .unwrap_or(i64::MAX);
-                let (cv, pv, xv) = next();
-                let client = cv.unwrap_or("-");
-                let client = match ua.as_mut() {
+        if let Some(t) = tv {
+            extras.newest_us = Some(extras.newest_us.map_or(t, |n| n.max(t)));
+            if let Some((period, zone)) = extras.by {
+                let name = pv.filter(|p| !p.is_empty() && *p != "-");
+                extras
+                    .trend
+                    .add(Some(t), name.unwrap_or("plain").as_bytes(), |s| {
+                        period_key(s, *period, zone)
+                    });
+            }
+        }
+        match counter {
+            Counter::Requests(agg) => agg.add(
+                cv.map(str::as_bytes),
+                pv.map(str::as_bytes),
+                xv.map(str::as_bytes),
+            ),
+            Counter::Clients(first) => {
+                let c = cv.unwrap_or("-");
+                let c = match uv {
                     // The same key `tls --client-key addr+ua` builds from a log line.
-                    Some(it) => {
+                    Some(u) => {
                         key.clear();
-                        key.push_str(client);
+                        key.push_str(c);
                         key.push('\0');
-                        key.push_str(it.next().flatten().unwrap_or("-"));
+                        key.push_str(u.unwrap_or("-"));
                         key.as_str()
                     }
-                    None => client,
+                    None => c,
                 };
-                first.add(client, (tv, *row_seq + i as u64), pv, xv);
+                first.add(c, (tv.unwrap_or(i64::MAX), *row_seq + i as u64), pv, xv);
             }
         }
     }
@@ -435,9 +536,33 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
             _ => false,
         });
     }
+    if !opts.hosts.is_empty() {
+        files.retain(|f| partition_host(f).is_some_and(|h| opts.hosts.contains(&h)));
+    }
     if files.is_empty() {
         bail!("no Parquet files found in {}", opts.paths.join(", "));
     }
+    // Partitions whose day cannot hold a row of the window are not read.
+    let window = opts.window.filter(|w| !w.is_all());
+    if let Some(w) = &window {
+        let before = files.len();
+        files.retain(|f| match partition_date(f) {
+            Some(Some(d)) => date_may_overlap(&d, w),
+            _ => true,
+        });
+        if files.is_empty() {
+            notes.warn(format!(
+                "no row inside the time window: none of the {before} Parquet file(s) is in \
+                 a day partition that can hold one"
+            ));
+        }
+    }
+    let mut extras = Extras {
+        window: window.as_ref(),
+        by: opts.by.as_ref(),
+        trend: Trend::default(),
+        newest_us: None,
+    };
     let mut counter = match mode {
         CountMode::Requests => Counter::Requests(TlsAgg::new(mode)),
         CountMode::Clients => Counter::Clients(FirstTls::new(opts.memory_limit)),
@@ -447,7 +572,15 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
     let mut stats = LineStats::default();
     for f in &files {
         let name = f.to_string_lossy().into_owned();
-        match read_file(f, &mut counter, &mut row_seq, opts.client_key) {
+        let read = read_file(
+            f,
+            &mut counter,
+            &mut extras,
+            &mut stats,
+            &mut row_seq,
+            opts.client_key,
+        );
+        match read {
             Ok((rows, by_address_only)) => {
                 if by_address_only {
                     notes.warn(format!(
@@ -455,8 +588,6 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
                          (--client-key addr)"
                     ));
                 }
-                stats.total += rows;
-                stats.parsed += rows;
                 inputs.push(InputReport {
                     name,
                     lines: rows,
@@ -474,7 +605,7 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
             }
         }
     }
-    if inputs.iter().all(|i| i.error.is_some()) {
+    if !inputs.is_empty() && inputs.iter().all(|i| i.error.is_some()) {
         return Err(
             crate::err!("no Parquet file could be read").with_kind(crate::ErrorKind::NoInput)
         );
@@ -489,6 +620,9 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
         d.dedup();
         d.len()
     };
+    if let Some(e) = crate::lines::empty_window(&stats) {
+        notes.warn(e.replace("line", "row"));
+    }
     let failed = inputs.iter().filter(|i| i.error.is_some()).count();
     let mut report = agg.report(&stats, inputs);
     if mode == CountMode::Clients {
@@ -497,12 +631,19 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
     if let Some(e) = &report.estimate {
         notes.warn(e.note());
     }
+    let periods = opts
+        .by
+        .as_ref()
+        .map(|(_, zone)| crate::tls::period_rows(&extras.trend, zone));
     Ok(MergeOutcome {
         report,
         files: files.len(),
         failed,
         days,
         rows: stats.total,
+        outside_window: stats.outside_window,
+        periods,
+        newest_us: extras.newest_us,
     })
 }
 

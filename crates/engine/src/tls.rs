@@ -192,7 +192,7 @@ pub const PERIOD_COLUMNS: [(&str, CellType); 5] = [
 ];
 
 /// One row per period and protocol (`plain` included), shares within the period.
-fn period_rows(periods: &Trend, zone: &Zone) -> Rows {
+pub(crate) fn period_rows(periods: &Trend, zone: &Zone) -> Rows {
     let mut rows = Rows::new(&PERIOD_COLUMNS);
     for (key, protocols) in &periods.periods {
         let total: u64 = protocols.values().sum();

@@ -12,10 +12,10 @@ use crate::util::{self, assert_code, json, pair_counts, stderr, stdout, tlsgap, 
 
 /// One generated line and what it must count as.
 #[derive(Clone)]
-struct Line {
-    text: String,
+pub(crate) struct Line {
+    pub(crate) text: String,
     /// `date=YYYY-MM-DD` of the line in its own offset.
-    date: String,
+    pub(crate) date: String,
     client: String,
     /// `None`: plain HTTP.
     pair: Option<(String, String)>,
@@ -34,7 +34,7 @@ const PAIRS: &[(&str, &str)] = &[
 /// days), each written in one of four offsets, so that the local dates span four
 /// days and a day's lines come from several offsets. Chronological in UTC, so that
 /// "first TLS request" is the same in log order and in time order.
-fn generate(n: usize) -> Vec<Line> {
+pub(crate) fn generate(n: usize) -> Vec<Line> {
     let mut state: u64 = 0x2545_F491_4F6C_DD1D;
     let mut next = move || {
         state ^= state >> 12;
@@ -75,7 +75,7 @@ fn generate(n: usize) -> Vec<Line> {
         .collect()
 }
 
-fn write_lines(dir: &Path, name: &str, lines: &[&Line]) -> PathBuf {
+pub(crate) fn write_lines(dir: &Path, name: &str, lines: &[&Line]) -> PathBuf {
     let bytes: String = lines.iter().map(|l| l.text.as_str()).collect();
     write(dir, name, bytes.as_bytes())
 }
@@ -95,7 +95,7 @@ fn requests_of<'a>(
     (pairs, plain)
 }
 
-fn export(dir: &Path, host: &str, log: &Path) -> std::process::Output {
+pub(crate) fn export(dir: &Path, host: &str, log: &Path) -> std::process::Output {
     let o = tlsgap()
         .args(["export", "--format", "parquet", "--partition-by", "date"])
         .args([
@@ -116,7 +116,7 @@ fn export(dir: &Path, host: &str, log: &Path) -> std::process::Output {
     o
 }
 
-fn merge_json(dataset: &Path, extra: &[&str]) -> Value {
+pub(crate) fn merge_json(dataset: &Path, extra: &[&str]) -> Value {
     let o = tlsgap()
         .args(["merge", "--format", "json", "-q"])
         .args(extra)
@@ -128,7 +128,7 @@ fn merge_json(dataset: &Path, extra: &[&str]) -> Value {
 }
 
 /// A `tls`/`merge` JSON result without what names or counts the inputs.
-fn comparable(mut v: Value) -> Value {
+pub(crate) fn comparable(mut v: Value) -> Value {
     v = util::without_inputs(v);
     if let Some(o) = v.as_object_mut() {
         o.remove("lines");
@@ -136,21 +136,27 @@ fn comparable(mut v: Value) -> Value {
     v
 }
 
-/// date directory -> file names in it (hidden ones included: none may be left).
+/// `date=.../host=...` directory -> file names in it (hidden ones included: none may
+/// be left). Only directories at both levels.
 fn layout(dataset: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let mut m = BTreeMap::new();
-    for e in std::fs::read_dir(dataset).unwrap() {
-        let e = e.unwrap();
-        assert!(
-            e.file_type().unwrap().is_dir(),
-            "{:?} is not a directory",
-            e.path()
-        );
-        let files = std::fs::read_dir(e.path())
+    let names = |dir: &Path| -> Vec<(String, PathBuf, bool)> {
+        std::fs::read_dir(dir)
             .unwrap()
-            .map(|f| f.unwrap().file_name().into_string().unwrap())
-            .collect();
-        m.insert(e.file_name().into_string().unwrap(), files);
+            .map(|e| {
+                let e = e.unwrap();
+                let is_dir = e.file_type().unwrap().is_dir();
+                (e.file_name().into_string().unwrap(), e.path(), is_dir)
+            })
+            .collect()
+    };
+    let mut m = BTreeMap::new();
+    for (date, path, is_dir) in names(dataset) {
+        assert!(is_dir && date.starts_with("date="), "{path:?}");
+        for (host, path, is_dir) in names(&path) {
+            assert!(is_dir && host.starts_with("host="), "{path:?}");
+            let files = names(&path).into_iter().map(|(n, _, _)| n).collect();
+            m.insert(format!("{date}/{host}"), files);
+        }
     }
     m
 }
@@ -188,7 +194,8 @@ fn partitioned_export_of_two_hosts_merges_like_tls_and_reexport_replaces() {
     assert!(stderr(&o).contains("for host a"), "{}", stderr(&o));
     export(&dataset, "b", &b_log);
 
-    // Layout: one directory per local date, one part per host that has lines that day.
+    // Layout: one directory per local date, in it one per host that has lines that
+    // day, holding its part.
     let dates: BTreeSet<String> = all.iter().map(|l| l.date.clone()).collect();
     assert!(
         dates.len() >= 3,
@@ -197,7 +204,7 @@ fn partitioned_export_of_two_hosts_merges_like_tls_and_reexport_replaces() {
     let mut want: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (host, lines) in [("a", &a), ("b", &b)] {
         for l in lines.iter() {
-            want.entry(l.date.clone())
+            want.entry(format!("{}/host={host}", l.date))
                 .or_default()
                 .insert(format!("part-{host}-0.parquet"));
         }
@@ -343,7 +350,11 @@ fn partitioned_export_of_two_hosts_merges_like_tls_and_reexport_replaces() {
 fn parts_of(dataset: &Path, host: &str) -> Vec<PathBuf> {
     let mut v = Vec::new();
     for d in std::fs::read_dir(dataset).unwrap() {
-        let p = d.unwrap().path().join(format!("part-{host}-0.parquet"));
+        let p = d
+            .unwrap()
+            .path()
+            .join(format!("host={host}"))
+            .join(format!("part-{host}-0.parquet"));
         if p.exists() {
             v.push(p);
         }
@@ -469,7 +480,7 @@ fn host_names_are_sanitized_into_part_names() {
     assert_eq!(
         l,
         BTreeMap::from([(
-            "date=2026-11-21".to_string(),
+            "date=2026-11-21/host=web_1__".to_string(),
             BTreeSet::from(["part-web_1__-0.parquet".to_string()])
         )])
     );
@@ -508,7 +519,9 @@ fn merge_reports_a_file_without_tls_columns_and_goes_on() {
         .output()
         .unwrap();
     assert_code(&o, 0);
-    assert!(ds.join("date=2026-11-21/part-nossl-0.parquet").is_file());
+    assert!(ds
+        .join("date=2026-11-21/host=nossl/part-nossl-0.parquet")
+        .is_file());
     let o = tlsgap()
         .args(["merge", "--format", "json", "-q"])
         .arg(&ds)

@@ -334,6 +334,9 @@ fn export_and_merge_in_process_equal_the_binary() {
             since_date: None,
             until_date: None,
             memory_limit: tlsgap_engine::default_memory_limit(),
+            window: None,
+            by: None,
+            hosts: Vec::new(),
         },
         &Notes::collect(),
     )
