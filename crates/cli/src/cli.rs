@@ -273,6 +273,14 @@ pub struct WhatifArgs {
     #[arg(long, value_name = "POLICY")]
     pub policy: String,
 
+    /// Read an exported dataset instead of logs: a directory of `export --partition-by
+    /// date` (every *.parquet below it), a Parquet file or a quoted glob, as `merge`
+    /// reads them (repeatable). Its `client`, `user_agent`, `tls_protocol` and
+    /// `tls_cipher` columns are judged as log lines are; --since/--until/--tz select
+    /// rows by `time`.
+    #[arg(long, value_name = "DIR|GLOB", conflicts_with_all = ["files", "strict", "invalid_lines", "state"])]
+    pub dataset: Vec<String>,
+
     #[command(flatten)]
     pub system: SystemTlsArgs,
 

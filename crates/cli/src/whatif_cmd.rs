@@ -1,18 +1,18 @@
 //! `tlsgap whatif`: what a TLS policy would refuse.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use tlsgap_agg::whatif::whatif_rows;
+use tlsgap_agg::whatif::{whatif_rows, WhatifReport};
+use tlsgap_engine::merge::MergeOptions;
 use tlsgap_engine::whatif::{self, WhatifOptions, WhatifOutcome};
 
 use crate::cli::{RowsFormat, WhatifArgs};
 use crate::run::{Exit, LogRun};
 use tlsgap_output::emit::{self, Csv, Emitter, Parquet};
-use tlsgap_output::escape;
 use tlsgap_output::explain;
 use tlsgap_output::whatif::table;
+use tlsgap_output::{escape, file as output};
 
 /// Run `tlsgap whatif`.
 pub fn run(args: WhatifArgs) -> Result<ExitCode> {
@@ -23,46 +23,115 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
     let policy = whatif::load_policy(&args.policy, &args.system.resolve())?;
     let explained = args.explain.then(|| explain::rows(&policy));
     let explain_table = args.explain.then(|| explain::table(&policy));
-    let log = LogRun::new(args.input)?;
-    if format_choice == RowsFormat::Parquet && log.output.is_none() {
-        bail!("--format parquet needs -o PATH");
-    }
     let opts = WhatifOptions {
         policy,
         top: args.top,
         client_key: args.client_key.into(),
     };
+    let shown = Shown {
+        format: format_choice,
+        csv_raw: args.csv.raw,
+        explained,
+        explain_table,
+    };
+    if !args.dataset.is_empty() {
+        return over_dataset(&args, &opts, &shown);
+    }
+    let log = LogRun::new(args.input)?;
+    if format_choice == RowsFormat::Parquet && log.output.is_none() {
+        bail!("--format parquet needs -o PATH");
+    }
     let WhatifOutcome { report, mut run } = whatif::run(&log.opts, &opts)?;
     if run.strict_hit.is_some() {
         return Ok(Exit::Partial.into());
     }
     let summary = escape::terminal(&run.line()).into_owned();
     let mut out = log.open_output()?;
-    match format_choice {
-        RowsFormat::Table => {
-            out.write_all(table(&report, &summary).as_bytes())?;
-            if let Some(t) = &explain_table {
-                out.write_all(format!("\nthe policy, expanded\n{t}").as_bytes())?;
-            }
-        }
-        RowsFormat::Csv => Csv { raw: args.csv.raw }.emit(&whatif_rows(&report), &mut out)?,
-        RowsFormat::Json => match &explained {
-            Some(rows) => {
-                let mut v = serde_json::to_value(&report)?;
-                if let Some(obj) = v.as_object_mut() {
-                    obj.insert("explain".into(), serde_json::to_value(rows)?);
-                }
-                emit::json(&v, &mut out)?
-            }
-            None => emit::json(&report, &mut out)?,
-        },
-        RowsFormat::Parquet => Parquet.emit(&whatif_rows(&report), &mut out)?,
-    }
+    write_whatif(&shown, &report, &summary, &mut out)?;
     crate::run::deliver(vec![out], &mut run)?;
     if format_choice != RowsFormat::Table {
         log.summary(&run);
     }
     Ok(Exit::partial_if(run.input_failed()).into())
+}
+
+/// How the report is shown, whatever it was read from.
+struct Shown {
+    format: RowsFormat,
+    csv_raw: bool,
+    explained: Option<Vec<explain::ExplainRow>>,
+    explain_table: Option<String>,
+}
+
+fn write_whatif(
+    shown: &Shown,
+    report: &WhatifReport,
+    summary: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    match shown.format {
+        RowsFormat::Table => {
+            out.write_all(table(report, summary).as_bytes())?;
+            if let Some(t) = &shown.explain_table {
+                out.write_all(format!("\nthe policy, expanded\n{t}").as_bytes())?;
+            }
+        }
+        RowsFormat::Csv => Csv { raw: shown.csv_raw }.emit(&whatif_rows(report), out)?,
+        RowsFormat::Json => match &shown.explained {
+            Some(rows) => {
+                let mut v = serde_json::to_value(report)?;
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("explain".into(), serde_json::to_value(rows)?);
+                }
+                emit::json(&v, out)?
+            }
+            None => emit::json(report, out)?,
+        },
+        RowsFormat::Parquet => Parquet.emit(&whatif_rows(report), out)?,
+    }
+    Ok(())
+}
+
+/// `whatif --dataset`: the rows of exported Parquet files instead of log lines.
+fn over_dataset(args: &WhatifArgs, opts: &WhatifOptions, shown: &Shown) -> Result<ExitCode> {
+    let input = &args.input;
+    let output_path = input.output.clone().filter(|p| p.as_os_str() != "-");
+    if shown.format == RowsFormat::Parquet && output_path.is_none() {
+        bail!("--format parquet needs -o PATH");
+    }
+    let read: Vec<std::path::PathBuf> = args.dataset.iter().map(Into::into).collect();
+    crate::run::refuse_clobber(&read, &[("-o", output_path.as_deref())])?;
+    let (window, _) = crate::run::resolve_window(&input.window)?;
+    let selection = MergeOptions {
+        paths: args.dataset.clone(),
+        count: tlsgap_agg::CountMode::Requests,
+        client_key: opts.client_key,
+        since_date: None,
+        until_date: None,
+        memory_limit: input.memory_limit,
+        window: Some(window),
+        by: None,
+        hosts: Vec::new(),
+    };
+    let (report, scanned) =
+        whatif::run_dataset(&selection, opts, &crate::run::stderr_notes(input.quiet))?;
+    let summary = format!(
+        "rows: {} from {} Parquet file(s){}",
+        emit::thousands(scanned.stats.total),
+        scanned.files - scanned.failed,
+        if scanned.failed > 0 {
+            format!(", {} unreadable", scanned.failed)
+        } else {
+            String::new()
+        }
+    );
+    let mut out = output::open(output_path.as_deref())?;
+    write_whatif(shown, &report, &summary, &mut out)?;
+    out.finish()?;
+    if shown.format != RowsFormat::Table && !input.quiet {
+        crate::run::note(&summary);
+    }
+    Ok(Exit::partial_if(scanned.failed > 0).into())
 }
 
 impl crate::cli::SystemTlsArgs {

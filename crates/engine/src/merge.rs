@@ -336,17 +336,85 @@ enum Counter {
     Clients(FirstTls),
 }
 
-/// What is counted per row besides the distribution.
-struct Extras<'a> {
-    window: Option<&'a Window>,
+/// One row of a dataset, as far as the analyses read it (absent columns: `None`).
+#[derive(Debug)]
+pub struct Row<'a> {
+    /// `time`, µs since the epoch.
+    pub time: Option<i64>,
+    /// `client`.
+    pub client: Option<&'a str>,
+    /// `tls_protocol`.
+    pub protocol: Option<&'a str>,
+    /// `tls_cipher`.
+    pub cipher: Option<&'a str>,
+    /// `user_agent`, when the visitor asked for it and the file has it.
+    pub user_agent: Option<Option<&'a str>>,
+    /// The row's number across the whole scan (dataset order).
+    pub seq: u64,
+}
+
+/// What one pass over a dataset does with the rows inside the window.
+pub trait Visit {
+    /// Whether rows need `time` (besides the window's own need).
+    fn wants_time(&self) -> bool;
+    /// Whether rows need `user_agent`.
+    fn wants_user_agent(&self) -> bool;
+    /// Take one row.
+    fn row(&mut self, row: &Row<'_>);
+}
+
+/// `merge`'s counting: the distribution, and the periods with `--by`.
+struct TlsVisit<'a> {
+    counter: Counter,
+    client_key: ClientKey,
     by: Option<&'a (Period, Zone)>,
     trend: Trend,
     newest_us: Option<i64>,
+    key: String,
 }
 
-impl Extras<'_> {
-    fn needs_time(&self) -> bool {
-        self.window.is_some() || self.by.is_some()
+impl Visit for TlsVisit<'_> {
+    fn wants_time(&self) -> bool {
+        self.by.is_some() || matches!(self.counter, Counter::Clients(_))
+    }
+
+    fn wants_user_agent(&self) -> bool {
+        matches!(self.counter, Counter::Clients(_)) && self.client_key == ClientKey::AddrUa
+    }
+
+    fn row(&mut self, r: &Row<'_>) {
+        if let Some(t) = r.time {
+            self.newest_us = Some(self.newest_us.map_or(t, |n| n.max(t)));
+            if let Some((period, zone)) = self.by {
+                let name = r.protocol.filter(|p| !p.is_empty() && *p != "-");
+                self.trend
+                    .add(Some(t), name.unwrap_or("plain").as_bytes(), |s| {
+                        period_key(s, *period, zone)
+                    });
+            }
+        }
+        match &mut self.counter {
+            Counter::Requests(agg) => agg.add(
+                r.client.map(str::as_bytes),
+                r.protocol.map(str::as_bytes),
+                r.cipher.map(str::as_bytes),
+            ),
+            Counter::Clients(first) => {
+                let c = r.client.unwrap_or("-");
+                let c = match r.user_agent {
+                    // The same key `tls --client-key addr+ua` builds from a log line.
+                    Some(u) => {
+                        self.key.clear();
+                        self.key.push_str(c);
+                        self.key.push('\0');
+                        self.key.push_str(u.unwrap_or("-"));
+                        self.key.as_str()
+                    }
+                    None => c,
+                };
+                first.add(c, (r.time.unwrap_or(i64::MAX), r.seq), r.protocol, r.cipher);
+            }
+        }
     }
 }
 
@@ -371,11 +439,11 @@ fn check_schema_version(kv: &[(&str, Option<&str>)]) -> Result<()> {
     }
 }
 
-/// Count the rows of one file; returns the rows read.
+/// Visit the rows of one file; returns the rows read.
 fn read_file(
     path: &Path,
-    counter: &mut Counter,
-    extras: &mut Extras<'_>,
+    visit: &mut dyn Visit,
+    window: Option<&Window>,
     stats: &mut LineStats,
     row_seq: &mut u64,
     client_key: ClientKey,
@@ -398,20 +466,21 @@ fn read_file(
              fields?)"
         );
     }
-    let clients = matches!(counter, Counter::Clients(_));
     let mut columns: Vec<String> = ["client", "tls_protocol", "tls_cipher"]
         .into_iter()
         .filter(|c| has(c))
         .map(String::from)
         .collect();
-    if (clients || extras.needs_time()) && has("time") {
+    if (visit.wants_time() || window.is_some()) && has("time") {
         columns.push("time".into());
     }
-    let with_ua = clients && client_key == ClientKey::AddrUa && has("user_agent");
+    let with_ua = visit.wants_user_agent() && has("user_agent");
     if with_ua {
         columns.push("user_agent".into());
     }
-    let by_address_only = clients && client_key == ClientKey::AddrUa && !with_ua;
+    // The visitor keys clients by address and User-Agent, and this file has none.
+    let by_address_only =
+        visit.wants_user_agent() && client_key == ClientKey::AddrUa && !has("user_agent");
     // Slices of whole row groups: the reader decodes only the groups a slice touches.
     let mut slices: Vec<(usize, usize)> = Vec::new();
     let mut start = 0usize;
@@ -435,15 +504,15 @@ fn read_file(
             .read_parallel(ParallelStrategy::RowGroups);
         reader.set_metadata(metadata.clone());
         let df = reader.finish()?;
-        rows += count_frame(&df, counter, extras, stats, row_seq)?;
+        rows += visit_frame(&df, visit, window, stats, row_seq)?;
     }
     Ok((rows, by_address_only))
 }
 
-fn count_frame(
+fn visit_frame(
     df: &DataFrame,
-    counter: &mut Counter,
-    extras: &mut Extras<'_>,
+    visit: &mut dyn Visit,
+    window: Option<&Window>,
     stats: &mut LineStats,
     row_seq: &mut u64,
 ) -> Result<u64> {
@@ -469,63 +538,47 @@ fn count_frame(
         ),
         Err(_) => None,
     };
-    let mut key = String::new();
     for i in 0..height {
-        let tv = time.as_mut().and_then(|it| it.next().flatten());
-        let cv = client.as_mut().and_then(|it| it.next().flatten());
-        let pv = protocol.as_mut().and_then(|it| it.next().flatten());
-        let xv = cipher.as_mut().and_then(|it| it.next().flatten());
-        let uv = ua.as_mut().map(|it| it.next().flatten());
+        let row = Row {
+            time: time.as_mut().and_then(|it| it.next().flatten()),
+            client: client.as_mut().and_then(|it| it.next().flatten()),
+            protocol: protocol.as_mut().and_then(|it| it.next().flatten()),
+            cipher: cipher.as_mut().and_then(|it| it.next().flatten()),
+            user_agent: ua.as_mut().map(|it| it.next().flatten()),
+            seq: *row_seq + i as u64,
+        };
         stats.total += 1;
         stats.parsed += 1;
-        if let Some(w) = extras.window {
-            // A row without a time is outside any window, as a log line is.
-            if !tv.is_some_and(|t| w.contains_micros(t)) {
-                stats.outside_window += 1;
-                continue;
-            }
+        // A row without a time is outside any window, as a log line is.
+        if window.is_some_and(|w| !row.time.is_some_and(|t| w.contains_micros(t))) {
+            stats.outside_window += 1;
+            continue;
         }
-        if let Some(t) = tv {
-            extras.newest_us = Some(extras.newest_us.map_or(t, |n| n.max(t)));
-            if let Some((period, zone)) = extras.by {
-                let name = pv.filter(|p| !p.is_empty() && *p != "-");
-                extras
-                    .trend
-                    .add(Some(t), name.unwrap_or("plain").as_bytes(), |s| {
-                        period_key(s, *period, zone)
-                    });
-            }
-        }
-        match counter {
-            Counter::Requests(agg) => agg.add(
-                cv.map(str::as_bytes),
-                pv.map(str::as_bytes),
-                xv.map(str::as_bytes),
-            ),
-            Counter::Clients(first) => {
-                let c = cv.unwrap_or("-");
-                let c = match uv {
-                    // The same key `tls --client-key addr+ua` builds from a log line.
-                    Some(u) => {
-                        key.clear();
-                        key.push_str(c);
-                        key.push('\0');
-                        key.push_str(u.unwrap_or("-"));
-                        key.as_str()
-                    }
-                    None => c,
-                };
-                first.add(c, (tv.unwrap_or(i64::MAX), *row_seq + i as u64), pv, xv);
-            }
-        }
+        visit.row(&row);
     }
     *row_seq += height as u64;
     Ok(height as u64)
 }
 
-/// Read and count every file the paths name. Errors: nothing found, nothing readable.
-pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
-    let mode = opts.count;
+/// What a scan read.
+#[derive(Debug)]
+pub struct Scanned {
+    /// Row counts (rows count as parsed lines; `outside_window` as for lines).
+    pub stats: LineStats,
+    /// One entry per Parquet file, with its error if it could not be read.
+    pub inputs: Vec<InputReport>,
+    /// Parquet files selected.
+    pub files: usize,
+    /// Files that could not be read.
+    pub failed: usize,
+    /// Distinct `date=` partitions among the files.
+    pub days: usize,
+}
+
+/// Select the files of `opts` (paths, date partitions, hosts, window) and give every
+/// row inside the window to `visit`, file by file in path order. Errors: nothing
+/// found, nothing readable.
+pub fn scan(opts: &MergeOptions, visit: &mut dyn Visit, notes: &Notes) -> Result<Scanned> {
     let mut files = find_files(&opts.paths)?;
     if opts.since_date.is_some() || opts.until_date.is_some() {
         files.retain(|f| match partition_date(f) {
@@ -557,16 +610,6 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
             ));
         }
     }
-    let mut extras = Extras {
-        window: window.as_ref(),
-        by: opts.by.as_ref(),
-        trend: Trend::default(),
-        newest_us: None,
-    };
-    let mut counter = match mode {
-        CountMode::Requests => Counter::Requests(TlsAgg::new(mode)),
-        CountMode::Clients => Counter::Clients(FirstTls::new(opts.memory_limit)),
-    };
     let mut inputs = Vec::with_capacity(files.len());
     let mut row_seq = 0u64;
     let mut stats = LineStats::default();
@@ -574,8 +617,8 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
         let name = f.to_string_lossy().into_owned();
         let read = read_file(
             f,
-            &mut counter,
-            &mut extras,
+            visit,
+            window.as_ref(),
             &mut stats,
             &mut row_seq,
             opts.client_key,
@@ -610,10 +653,6 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
             crate::err!("no Parquet file could be read").with_kind(crate::ErrorKind::NoInput)
         );
     }
-    let agg = match counter {
-        Counter::Requests(agg) => agg,
-        Counter::Clients(first) => first.into_agg(),
-    };
     let days = {
         let mut d: Vec<Option<String>> = files.iter().filter_map(|f| partition_date(f)).collect();
         d.sort();
@@ -624,7 +663,35 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
         notes.warn(e.replace("line", "row"));
     }
     let failed = inputs.iter().filter(|i| i.error.is_some()).count();
-    let mut report = agg.report(&stats, inputs);
+    Ok(Scanned {
+        stats,
+        inputs,
+        files: files.len(),
+        failed,
+        days,
+    })
+}
+
+/// Read and count every file the paths name. Errors: nothing found, nothing readable.
+pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
+    let mode = opts.count;
+    let mut visit = TlsVisit {
+        counter: match mode {
+            CountMode::Requests => Counter::Requests(TlsAgg::new(mode)),
+            CountMode::Clients => Counter::Clients(FirstTls::new(opts.memory_limit)),
+        },
+        client_key: opts.client_key,
+        by: opts.by.as_ref(),
+        trend: Trend::default(),
+        newest_us: None,
+        key: String::new(),
+    };
+    let scanned = scan(opts, &mut visit, notes)?;
+    let agg = match visit.counter {
+        Counter::Requests(agg) => agg,
+        Counter::Clients(first) => first.into_agg(),
+    };
+    let mut report = agg.report(&scanned.stats, scanned.inputs);
     if mode == CountMode::Clients {
         report.client_key = Some(opts.client_key.as_str());
     }
@@ -634,16 +701,16 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
     let periods = opts
         .by
         .as_ref()
-        .map(|(_, zone)| crate::tls::period_rows(&extras.trend, zone));
+        .map(|(_, zone)| crate::tls::period_rows(&visit.trend, zone));
     Ok(MergeOutcome {
         report,
-        files: files.len(),
-        failed,
-        days,
-        rows: stats.total,
-        outside_window: stats.outside_window,
+        files: scanned.files,
+        failed: scanned.failed,
+        days: scanned.days,
+        rows: scanned.stats.total,
+        outside_window: scanned.stats.outside_window,
         periods,
-        newest_us: extras.newest_us,
+        newest_us: visit.newest_us,
     })
 }
 

@@ -62,6 +62,61 @@ impl Job for WhatifJob<'_> {
     }
 }
 
+/// `whatif` over an exported dataset: the rows' `client`, `user_agent`, `tls_protocol`
+/// and `tls_cipher`, judged as `run` judges log lines.
+#[cfg(feature = "parquet")]
+struct DatasetVisit {
+    agg: WhatifAgg,
+}
+
+#[cfg(feature = "parquet")]
+impl crate::merge::Visit for DatasetVisit {
+    fn wants_time(&self) -> bool {
+        false
+    }
+
+    fn wants_user_agent(&self) -> bool {
+        true
+    }
+
+    fn row(&mut self, r: &crate::merge::Row<'_>) {
+        self.agg.add(
+            r.client.map(str::as_bytes),
+            r.user_agent.flatten().map(str::as_bytes),
+            r.protocol.map(str::as_bytes),
+            r.cipher.map(str::as_bytes),
+        );
+    }
+}
+
+/// What the policy would refuse in the rows of a dataset `export --partition-by date`
+/// wrote (files, days, hosts and window as `merge` selects them; `selection.count`
+/// is not used). Errors: nothing found, nothing readable.
+#[cfg(feature = "parquet")]
+pub fn run_dataset(
+    selection: &crate::merge::MergeOptions,
+    opts: &WhatifOptions,
+    notes: &crate::Notes,
+) -> Result<(WhatifReport, crate::merge::Scanned)> {
+    let classifier = Classifier::new()?;
+    let mut visit = DatasetVisit {
+        agg: WhatifAgg::with_memory_limit(selection.memory_limit),
+    };
+    let scanned = crate::merge::scan(selection, &mut visit, notes)?;
+    let report = visit.agg.report(
+        &opts.policy,
+        opts.client_key,
+        &mut |ua| classifier.kind(ua),
+        opts.top,
+        &scanned.stats,
+        scanned.inputs.clone(),
+    );
+    if let Some(e) = &report.estimate {
+        notes.warn(e.note());
+    }
+    Ok((report, scanned))
+}
+
 /// Where the security level of server directives comes from, unless their cipher string
 /// sets `@SECLEVEL=N`.
 #[derive(Debug, Clone, Default)]

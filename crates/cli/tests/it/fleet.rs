@@ -386,3 +386,77 @@ fn readme_sql_per_day_in_duckdb_and_spark_gives_merges_numbers() {
         }
     }
 }
+
+/// `whatif` JSON, without what names or counts the inputs.
+fn whatif_json(args: &[&str]) -> Value {
+    let o = tlsgap()
+        .args(["whatif", "--format", "json", "-q", "--seclevel", "2"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    comparable(json(&o))
+}
+
+#[test]
+fn whatif_over_a_dataset_judges_what_it_judges_over_the_logs() {
+    let f = fleet(12_000);
+    let dataset = util::path_str(&f.dataset);
+    let log = util::path_str(&f.all_log);
+    for policy in [
+        "mozilla-intermediate",
+        "mozilla-modern",
+        "SSLProtocol -all +TLSv1.2 +TLSv1.3\nSSLCipherSuite HIGH:!aNULL:!SHA1",
+    ] {
+        for extra in [
+            &[][..],
+            &[
+                "--since",
+                "2026-11-20T06:00:00Z",
+                "--until",
+                "2026-11-20T20:00:00Z",
+            ][..],
+            &["--client-key", "addr", "--top", "3"][..],
+        ] {
+            let mut with_dataset = vec!["--policy", policy, "--dataset", dataset];
+            with_dataset.extend_from_slice(extra);
+            let mut with_log = vec!["--policy", policy, "--log-format", "combinedssl", log];
+            with_log.extend_from_slice(extra);
+            let got = whatif_json(&with_dataset);
+            assert!(got["requests"]["total"].as_u64().unwrap_or(0) > 0, "{got}");
+            assert_eq!(got, whatif_json(&with_log), "{policy:?} {extra:?}");
+        }
+    }
+    // A real Apache log, exported and judged both ways.
+    let real = util::real_dir().join("apache-combinedssl.log");
+    let ds = f.dataset.parent().unwrap().join("real-ds");
+    export(&ds, "real", &real);
+    assert_eq!(
+        whatif_json(&[
+            "--policy",
+            "mozilla-intermediate",
+            "--dataset",
+            util::path_str(&ds)
+        ]),
+        whatif_json(&[
+            "--policy",
+            "mozilla-intermediate",
+            "--log-format",
+            "combinedssl",
+            util::path_str(&real)
+        ]),
+    );
+    // Logs and a dataset at once: refused.
+    let o = tlsgap()
+        .args([
+            "whatif",
+            "--policy",
+            "mozilla-modern",
+            "--dataset",
+            dataset,
+            log,
+        ])
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+}
