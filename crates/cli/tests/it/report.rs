@@ -1622,3 +1622,68 @@ fn report_flags_that_contradict_each_other_are_refused() {
         .unwrap();
     assert_eq!(plain.stdout, text.stdout);
 }
+
+#[test]
+fn auth_report_in_chromium_shows_extra_latency_and_users_as_text() {
+    if !browser_enabled("auth_report_in_chromium_shows_extra_latency_and_users_as_text") {
+        return;
+    }
+    let dir = tempdir();
+    let log = hostile_users_log(dir.path());
+    let mut args = auth_args();
+    args[0] = path_str(&log).to_string();
+    let page = dir.path().join("auth.html");
+    let mut a = strs(&args);
+    a.extend(["--format", "json", "--html", path_str(&page)]);
+    let v: Value = serde_json::from_str(&report_out(&auth_dir(), &a)).unwrap();
+    let dom = chromium(&page, &["--dump-dom"]);
+    assert!(dom.contains("<title>tlsgap report</title>"), "{dom}");
+    assert!(!dom.contains("pwned</title>"));
+    assert_only_report_markup(&dom, Source::Dom);
+    for t in start_tags(&dom) {
+        assert!(t.name != "script" && t.name != "img", "{t:?}");
+    }
+    let auth = section(&dom, "auth");
+    assert!(auth.contains("<h2>Authentication cost per user</h2>"));
+    assert!(
+        auth.contains("<th class=\"n\">extra latency</th>"),
+        "{auth}"
+    );
+    // The browser's DOM holds the users as text (its serialization escapes `&`, `<`,
+    // `>` and, in attributes, `"`), with their extra latency.
+    let users = html_auth_rows(&dom);
+    let json_users = v["auth"]["users"].as_array().unwrap();
+    assert_eq!(users.len(), json_users.len());
+    for u in json_users {
+        let name = u["user"]
+            .as_str()
+            .unwrap()
+            .replace('\u{1b}', "\\x1B")
+            .replace('\u{7}', "\\x07")
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;");
+        let (requests, extra, cell) = users
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} not in {:?}", users.keys()));
+        assert_eq!(*requests, u["requests"].as_u64().unwrap());
+        assert_eq!(*extra, u["extra_latency_seconds"].as_f64(), "{name}");
+        assert!(extra.is_some(), "{name}");
+        assert_seconds(cell, *extra, &name);
+    }
+    assert!(auth.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"));
+    assert!(auth.contains("café\\xFF\\xFE-raw"), "{auth}");
+    let png = artifacts_dir().join("report-auth.png");
+    std::fs::remove_file(&png).ok();
+    chromium(
+        &page,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,2400",
+        ],
+    );
+    assert!(std::fs::read(&png)
+        .unwrap()
+        .starts_with(b"\x89PNG\r\n\x1a\n"));
+}
