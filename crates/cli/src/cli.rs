@@ -63,13 +63,15 @@ pub enum Command {
     /// -T -yy of the workers): the observed auth gaps, tied to users. Never prints a
     /// hash, a salt or an Authorization value.
     Auth(AuthArgs),
-    /// One report of everything: an HTML page (--html FILE) and/or plain text.
+    /// One report of everything: an HTML page (--html FILE) and/or plain text or JSON.
     ///
     /// Protocol and cipher distribution, protocol share over time, verdict summary,
-    /// what the three Mozilla profiles would refuse, malformed lines, and with
-    /// --htpasswd/--traces the per-user authentication cost. The page is one
-    /// self-contained file: inline CSS and SVG charts, no scripts, nothing fetched.
-    /// The text goes to standard output (or -o) unless only --html is given.
+    /// what the three Mozilla profiles (or the --policy policies) would refuse,
+    /// malformed lines, and with --htpasswd/--traces the per-user authentication cost
+    /// and extra latency. The page is one self-contained file: inline CSS and SVG
+    /// charts, no scripts, nothing fetched. The text (80 columns), or with --format json
+    /// one JSON document of the same figures, goes to standard output (or -o) unless
+    /// only --html is given.
     Report(ReportArgs),
     /// What the cipher-suite catalogue knows about suites.
     ///
@@ -545,6 +547,15 @@ pub enum RowsFormat {
     Parquet,
 }
 
+/// What `report` writes to standard output (or -o).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// The plain-text report (80 columns).
+    Text,
+    /// One JSON document with every section's figures.
+    Json,
+}
+
 /// Output formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
@@ -588,6 +599,26 @@ pub struct ReportArgs {
     /// writes only the page.
     #[arg(long)]
     pub text: bool,
+
+    /// What goes to standard output (or -o): the plain text (default, 80 columns) or
+    /// one JSON document of the same figures (see the README).
+    ///
+    /// `--format json` is written with or without --html; the page is the same.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
+
+    /// A policy for the what-if section (repeatable; default: mozilla-modern,
+    /// mozilla-intermediate and mozilla-old-5.7).
+    ///
+    /// Whatever `whatif --policy` takes: a Mozilla profile (mozilla-modern,
+    /// mozilla-intermediate, mozilla-intermediate-5.7, mozilla-old-5.7, ...), a file
+    /// holding server directives, or directives inline ("SSLProtocol -all +TLSv1.2
+    /// ..."). Shown in the order given.
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Vec<String>,
+
+    #[command(flatten)]
+    pub system: SystemTlsArgs,
 
     /// The htpasswd file: add the per-user authentication cost (section `auth`).
     #[arg(long, value_name = "FILE")]

@@ -1,17 +1,18 @@
 //! `tlsgap report`: the report's figures from the engine, rendered by
-//! `tlsgap_output::report` into HTML and/or text.
+//! `tlsgap_output::report` into HTML and/or text or JSON.
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use tlsgap_engine::auth::AuthOptions;
-use tlsgap_engine::report::{self, ReportOptions};
+use tlsgap_engine::report::{self, ReportOptions, ReportPolicy};
+use tlsgap_engine::whatif::load_policy;
 use tlsgap_engine::window::Period;
 use tlsgap_output::file as output;
-use tlsgap_output::report::{render, ReportData};
+use tlsgap_output::report::{json, render, PolicyWhatif, ReportData};
 
-use crate::cli::ReportArgs;
+use crate::cli::{ReportArgs, ReportFormat};
 use crate::run::{note, Exit, LogRun};
 use std::path::PathBuf;
 use tlsgap_engine::input::{path_text, sniff, Content};
@@ -46,13 +47,33 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         input,
         html,
         text,
+        format,
+        policy,
+        system,
         htpasswd,
         traces,
         by,
         client_key,
     } = args;
-    // `-o -` counts as asking for the text (on stdout).
-    let want_text = text || input.output.is_some() || html.is_none();
+    if text && format == Some(ReportFormat::Json) {
+        bail!("--text and --format json both name what goes to standard output (or -o): pick one");
+    }
+    // `-o -` counts as asking for the text (on stdout), and so does `--format json`.
+    let want_text = text || format.is_some() || input.output.is_some() || html.is_none();
+    let policies = if policy.is_empty() {
+        ReportPolicy::defaults()?
+    } else {
+        let system = system.resolve();
+        policy
+            .iter()
+            .map(|spec| {
+                Ok(ReportPolicy {
+                    spec: spec.clone(),
+                    policy: load_policy(spec, &system)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
     let log = LogRun::new(input)?;
     let read: Vec<PathBuf> = log
         .opts
@@ -85,6 +106,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         by,
         zone: zone.clone(),
         client_key: client_key.into(),
+        policies,
         auth,
     };
     let mut outcome = report::run(&log.opts, &opts)?;
@@ -95,10 +117,24 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         (Some(f), Some(l)) => Some((zone.format_micros(f), zone.format_micros(l))),
         _ => None,
     };
+    let period_starts: Vec<String> = outcome
+        .trend
+        .periods
+        .keys()
+        .map(|k| zone.format_micros(k.start_us))
+        .collect();
     let data = || ReportData {
         tls: &outcome.tls,
-        whatifs: &outcome.whatifs,
+        whatifs: outcome
+            .whatifs
+            .iter()
+            .map(|w| PolicyWhatif {
+                spec: &w.spec,
+                report: &w.report,
+            })
+            .collect(),
         trend: &outcome.trend,
+        period_starts: period_starts.clone(),
         by,
         span: span.clone(),
         zone: zone.name(),
@@ -115,9 +151,13 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         outs.push(out);
     }
     if want_text {
-        let rendered = render(data(), "report.txt")?;
         let mut out = log.open_output()?;
-        out.write_all(rendered.as_bytes())?;
+        if format == Some(ReportFormat::Json) {
+            json(data(), &mut out)?;
+        } else {
+            let rendered = render(data(), "report.txt")?;
+            out.write_all(rendered.as_bytes())?;
+        }
         outs.push(out);
     }
     crate::run::deliver(outs, &mut outcome.run)?;

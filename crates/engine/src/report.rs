@@ -1,8 +1,8 @@
 //! The nightly report's figures (`tlsgap report`), in one pass over the logs: the
-//! protocol/cipher distribution, the what-if evidence for the three Mozilla profiles,
-//! requests per period and protocol, line counts and, with an htpasswd file or
-//! traces, the per-user authentication cost. Rendering (HTML, text) is the front
-//! end's.
+//! protocol/cipher distribution, the what-if evidence for each policy (by default the
+//! three Mozilla profiles of [`PROFILES`]), requests per period and protocol, line
+//! counts and, with an htpasswd file or traces, the per-user authentication cost.
+//! Rendering (HTML, text, JSON) is the front end's.
 
 use tlsgap_agg::authjoin::{AuthReport, Request};
 use tlsgap_agg::whatif::{WhatifAgg, WhatifReport};
@@ -18,12 +18,45 @@ use crate::window::{period_key, Period, Zone};
 use crate::{err, Result, RunOptions};
 use tlsgap_agg::trend::Trend;
 
-/// The Mozilla profiles every report tests: the current guideline's two, and the last
-/// `old` profile (5.7; guideline 6.0 removed it).
+/// The Mozilla profiles a report tests when it is given no policy: the current
+/// guideline's two, and the last `old` profile (5.7; guideline 6.0 removed it).
 pub const PROFILES: [&str; 3] = ["mozilla-modern", "mozilla-intermediate", "mozilla-old-5.7"];
 
-/// How many refused User-Agents each what-if lists.
-const TOP_USER_AGENTS: usize = 10;
+/// A policy the report tests the traffic against, with how it was asked for.
+#[derive(Debug, Clone)]
+pub struct ReportPolicy {
+    /// The `--policy` argument as given (a profile name, a file, inline directives).
+    pub spec: String,
+    /// The policy (see [`crate::whatif::load_policy`]).
+    pub policy: Policy,
+}
+
+impl ReportPolicy {
+    /// The policies of a report given none: the profiles of [`PROFILES`].
+    pub fn defaults() -> Result<Vec<ReportPolicy>> {
+        PROFILES
+            .iter()
+            .map(|name| {
+                Ok(ReportPolicy {
+                    spec: (*name).to_string(),
+                    policy: Policy::mozilla(name).map_err(|e| err!("{name}: {e}"))?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// One policy's what-if, as the report shows it.
+#[derive(Debug, Clone)]
+pub struct PolicyWhatif {
+    /// The `--policy` argument as given.
+    pub spec: String,
+    /// What the policy would refuse (what `whatif --policy SPEC --top 10` reports).
+    pub report: WhatifReport,
+}
+
+/// How many refused User-Agents each what-if lists (`whatif`'s default `--top`).
+pub const TOP_USER_AGENTS: usize = 10;
 
 /// What the report covers.
 #[derive(Debug, Clone)]
@@ -34,6 +67,9 @@ pub struct ReportOptions {
     pub zone: Zone,
     /// What one client is, in the what-if sections.
     pub client_key: tlsgap_agg::ClientKey,
+    /// The policies of the what-if section, in the order shown
+    /// ([`ReportPolicy::defaults`] for the usual three Mozilla profiles).
+    pub policies: Vec<ReportPolicy>,
     /// With an htpasswd file or traces: the auth section (the access-log evidence is
     /// this report's own pass over the logs).
     pub auth: Option<AuthOptions>,
@@ -44,9 +80,9 @@ pub struct ReportOptions {
 pub struct ReportOutcome {
     /// The distribution by request.
     pub tls: TlsReport,
-    /// One what-if per profile of [`PROFILES`] (none when the log lacks the cipher or
-    /// the protocol).
-    pub whatifs: Vec<WhatifReport>,
+    /// One what-if per policy of [`ReportOptions::policies`], in order (none when the
+    /// log lacks the cipher or the protocol).
+    pub whatifs: Vec<PolicyWhatif>,
     /// Requests per period and protocol, and the time span.
     pub trend: Trend,
     /// The auth section.
@@ -188,24 +224,27 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
 
     let whatifs = if whatif {
         let classifier = Classifier::new()?;
-        PROFILES
+        // As `whatif` says it: a log without User-Agents counts addresses.
+        let client_key =
+            crate::tls::effective_client_key(opts.client_key, &format, CountMode::Requests, run);
+        opts.policies
             .iter()
-            .map(|name| {
-                let policy = Policy::mozilla(name).map_err(|e| err!("{name}: {e}"))?;
-                Ok(whatif_agg.report(
-                    &policy,
-                    opts.client_key,
+            .map(|p| PolicyWhatif {
+                spec: p.spec.clone(),
+                report: whatif_agg.report(
+                    &p.policy,
+                    client_key,
                     &mut |ua| classifier.kind(ua),
                     TOP_USER_AGENTS,
                     &summary.stats,
                     summary.inputs.clone(),
-                ))
+                ),
             })
-            .collect::<Result<Vec<_>>>()?
+            .collect::<Vec<_>>()
     } else {
         Vec::new()
     };
-    if let Some(e) = whatifs.iter().find_map(|w| w.estimate) {
+    if let Some(e) = whatifs.iter().find_map(|w| w.report.estimate) {
         run.notes.warn(e.note());
     }
 

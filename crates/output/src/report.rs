@@ -5,7 +5,13 @@
 //! distribution, the what-if evidence, requests per period and protocol
 //! ([`Trend`]), line counts and, when `--htpasswd`/`--traces` are given, the auth
 //! evidence; this module renders them. The page shows: `#distribution`, `#trend`, `#verdicts`, `#whatif`
-//! (the three Mozilla profiles), `#malformed` and `#auth`.
+//! (the three Mozilla profiles, or the policies asked for), `#malformed` and `#auth`.
+//! [`json`] writes the same figures as one JSON document.
+//!
+//! The text fits 80 columns: tables are laid out for it (a column of policy labels
+//! widens up to what still fits; the trend shows at most five protocol columns, the
+//! rest as `other`), and sentences (notes, advice, the list of inputs) are folded at
+//! spaces with [`crate::emit::wrap`].
 //!
 //! # Escaping
 //!
@@ -32,7 +38,7 @@ use tlsgap_agg::whatif::WhatifReport;
 use tlsgap_agg::{InputReport, TlsReport, Verdict};
 use tlsgap_parser::Reason;
 
-use crate::emit::{fit, percent, thousands};
+use crate::emit::{fit, percent, thousands, wrap};
 use crate::escape;
 
 /// Protocols drawn as their own series in the trend chart; the rest are "other".
@@ -41,6 +47,15 @@ const TREND_SERIES: usize = 6;
 const CHART_BARS: usize = 12;
 /// Longest label drawn in a chart (characters).
 const LABEL_CHARS: usize = 28;
+/// Width of the text report.
+const TEXT_WIDTH: usize = 80;
+/// Protocol columns of the text's trend table: 16 + 1 + 10 + 5 × 10 = 77 characters.
+const TEXT_TREND_COLUMNS: usize = 5;
+/// The what-if table's label column: at least this wide (as before policies could be
+/// chosen) ...
+const TEXT_LABEL_MIN: usize = 24;
+/// ... and at most what leaves room for its four figures (38 characters).
+const TEXT_LABEL_MAX: usize = TEXT_WIDTH - 38;
 
 /// The template environment: `report.html` (HTML auto-escaping, forced rather than
 /// left to the name-based default) and `report.txt` (no escaping), both with a
@@ -72,7 +87,30 @@ pub fn environment() -> Result<Environment<'static>> {
     env.add_filter("thousands", thousands);
     env.add_filter("percent", percent);
     env.add_filter("seconds", seconds);
-    env.add_filter("fit", |s: String, width: usize| fit(&s, width));
+    // Control characters are shown before cutting, so a cut string keeps its width.
+    env.add_filter("fit", |s: String, width: usize| {
+        fit(&escape::terminal(&s), width)
+    });
+    // `{{ text|wrap("note:", 2) }}` (text only): folded at spaces to the text's width,
+    // the first line starting with the prefix, the others indented; no final newline.
+    // Control characters are shown first, so the result is marked safe to keep its
+    // newlines from the formatter; in HTML that would skip escaping, so it is refused.
+    env.add_filter(
+        "wrap",
+        |state: &minijinja::State<'_, '_>, s: String, first: String, indent: usize| {
+            if !matches!(state.auto_escape(), AutoEscape::None) {
+                return Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    "wrap is for the text template",
+                ));
+            }
+            let first = escape::terminal(&first);
+            let text = wrap(&first, &escape::terminal(&s), TEXT_WIDTH, indent);
+            Ok(Value::from_safe_string(
+                text.trim_end_matches('\n').to_string(),
+            ))
+        },
+    );
     env.add_filter("lpad", |v: Value, width: usize| {
         let s = v.to_string();
         let pad = width.saturating_sub(s.chars().count());
@@ -112,7 +150,15 @@ struct Page<'a> {
     distribution_svg: Option<String>,
     tallies: Vec<TallyView>,
     trend: TrendView,
+    /// The trend as the text shows it (at most [`TEXT_TREND_COLUMNS`] protocols).
+    trend_text: TrendView,
     whatif: Vec<WhatifView<'a>>,
+    /// Whether every what-if policy is a Mozilla profile (the sections say "profiles").
+    whatif_mozilla: bool,
+    /// Width of the text's policy column.
+    label_width: usize,
+    /// The inputs as one line of text (names, and errors).
+    inputs_text: String,
     malformed: Vec<ReasonView>,
     malformed_total: u64,
     auth: Option<&'a AuthReport>,
@@ -145,6 +191,10 @@ struct TrendRow {
 
 #[derive(Debug, Serialize)]
 struct WhatifView<'a> {
+    /// The `--policy` argument.
+    spec: &'a str,
+    /// How the report names the policy (see [`policy_labels`]).
+    label: String,
     report: &'a WhatifReport,
     /// (protocol, cipher, decision, requests) refused, most requests first.
     refused: Vec<(&'a str, &'a str, &'a str, u64)>,
@@ -156,15 +206,27 @@ struct ReasonView {
     count: u64,
 }
 
+/// One policy's what-if, with the `--policy` argument that named the policy.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyWhatif<'a> {
+    /// The argument as given (`mozilla-modern`, a file, inline directives).
+    pub spec: &'a str,
+    /// What the policy would refuse.
+    pub report: &'a WhatifReport,
+}
+
 /// What a report shows, from the analysis: every figure is already computed.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ReportData<'a> {
     /// The distribution by request.
     pub tls: &'a TlsReport,
-    /// One what-if per Mozilla profile.
-    pub whatifs: &'a [WhatifReport],
+    /// One what-if per policy, in the order shown.
+    pub whatifs: Vec<PolicyWhatif<'a>>,
     /// Requests per period and protocol.
     pub trend: &'a Trend,
+    /// The first instant of each period of `trend`, in order, as text in the zone of
+    /// the periods (RFC 3339); for the JSON.
+    pub period_starts: Vec<String>,
     /// The period of the trend.
     pub by: Period,
     /// First and last request time, shown in the zone of the periods.
@@ -186,8 +248,175 @@ pub fn render(data: ReportData<'_>, template: &str) -> Result<String> {
         .map_err(std::io::Error::other)
 }
 
+/// The report's figures as one JSON document (`tlsgap report --format json`): the
+/// numbers the text and the page show, with stable keys (see the README).
+pub fn json(data: ReportData<'_>, out: &mut dyn std::io::Write) -> Result<()> {
+    let labels = policy_labels(&data.whatifs);
+    let doc = ReportJson {
+        inputs: &data.tls.inputs,
+        span: data
+            .span
+            .as_ref()
+            .map(|(first, last)| SpanJson { first, last }),
+        by: period_name(data.by),
+        zone: data.zone,
+        lines: &data.tls.lines,
+        distribution: data.tls,
+        trend: TrendJson::of(data.trend, &data.period_starts),
+        whatif: data
+            .whatifs
+            .iter()
+            .zip(labels)
+            .map(|(w, label)| WhatifJson {
+                spec: w.spec,
+                label,
+                report: w.report,
+            })
+            .collect(),
+        auth: data.auth,
+        notes: all_notes(&data),
+    };
+    crate::emit::json(&doc, out)
+}
+
+#[derive(Debug, Serialize)]
+struct ReportJson<'a> {
+    inputs: &'a [InputReport],
+    span: Option<SpanJson<'a>>,
+    by: &'static str,
+    zone: &'a str,
+    lines: &'a tlsgap_agg::LinesReport,
+    distribution: &'a TlsReport,
+    trend: TrendJson,
+    whatif: Vec<WhatifJson<'a>>,
+    auth: Option<&'a AuthReport>,
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct SpanJson<'a> {
+    first: &'a str,
+    last: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WhatifJson<'a> {
+    spec: &'a str,
+    label: String,
+    #[serde(flatten)]
+    report: &'a WhatifReport,
+}
+
+#[derive(Debug, Serialize)]
+struct TrendJson {
+    periods: Vec<PeriodJson>,
+    untimed: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct PeriodJson {
+    period: String,
+    start: String,
+    total: u64,
+    protocols: Vec<ProtocolCountJson>,
+}
+
+#[derive(Debug, Serialize)]
+struct ProtocolCountJson {
+    protocol: String,
+    count: u64,
+    share: f64,
+}
+
+impl TrendJson {
+    /// Every protocol of every period (the text and the page fold the rarest into
+    /// `other`), by count descending, then name.
+    fn of(trend: &Trend, starts: &[String]) -> TrendJson {
+        let periods = trend
+            .periods
+            .iter()
+            .enumerate()
+            .map(|(i, (key, protocols))| {
+                let total: u64 = protocols.values().sum();
+                let mut rows: Vec<ProtocolCountJson> = protocols
+                    .iter()
+                    .map(|(p, &count)| ProtocolCountJson {
+                        protocol: tlsgap_parser::lossless_text(p).into_owned(),
+                        count,
+                        share: if total == 0 {
+                            0.0
+                        } else {
+                            count as f64 / total as f64
+                        },
+                    })
+                    .collect();
+                rows.sort_by(|a, b| {
+                    b.count
+                        .cmp(&a.count)
+                        .then_with(|| a.protocol.cmp(&b.protocol))
+                });
+                PeriodJson {
+                    period: key.label.clone(),
+                    start: starts.get(i).cloned().unwrap_or_default(),
+                    total,
+                    protocols: rows,
+                }
+            })
+            .collect();
+        TrendJson {
+            periods,
+            untimed: trend.untimed,
+        }
+    }
+}
+
+/// The notes the report shows: the analysis's, and one for the what-ifs' estimate.
+fn all_notes(data: &ReportData<'_>) -> Vec<String> {
+    let mut notes = data.notes.clone();
+    // The what-ifs share one set of clients: one note for them all.
+    if let Some(e) = data.whatifs.iter().find_map(|w| w.report.estimate) {
+        notes.push(format!(
+            "{} (what-if clients; requests are exact)",
+            e.note()
+        ));
+    }
+    notes
+}
+
+/// How the report names each policy: a Mozilla profile by its title with the
+/// guideline version (`mozilla-intermediate 6.0`), a file of directives by its path,
+/// inline directives as `apache directives` / `nginx directives`; a label two policies
+/// would share gets the policy's position (`apache directives #2`).
+fn policy_labels(whatifs: &[PolicyWhatif<'_>]) -> Vec<String> {
+    let base: Vec<String> = whatifs
+        .iter()
+        .map(|w| {
+            let p = &w.report.policy;
+            if p.version.is_some() {
+                p.title.clone()
+            } else if w.spec.contains(char::is_whitespace) {
+                format!("{} directives", p.name)
+            } else {
+                w.spec.to_string()
+            }
+        })
+        .collect();
+    base.iter()
+        .enumerate()
+        .map(|(i, label)| {
+            if base.iter().filter(|b| *b == label).count() > 1 {
+                format!("{label} #{}", i + 1)
+            } else {
+                label.clone()
+            }
+        })
+        .collect()
+}
+
 impl<'a> Page<'a> {
     fn build(data: ReportData<'a>) -> Result<Page<'a>> {
+        let notes = all_notes(&data);
+        let labels = policy_labels(&data.whatifs);
         let ReportData {
             tls,
             whatifs,
@@ -196,15 +425,8 @@ impl<'a> Page<'a> {
             span,
             zone,
             auth,
-            mut notes,
+            ..
         } = data;
-        // The what-ifs share one set of clients: one note for them all.
-        if let Some(e) = whatifs.iter().find_map(|w| w.estimate) {
-            notes.push(format!(
-                "{} (what-if clients; requests are exact)",
-                e.note()
-            ));
-        }
         let s = &tls.summary;
         let tally = |key, label, t: &tlsgap_agg::Tally| TallyView {
             key,
@@ -228,9 +450,18 @@ impl<'a> Page<'a> {
             tally("no_aead", "without AEAD", &s.no_aead),
             tally("unknown", "unknown protocol or cipher", &s.unknown),
         ];
+        let whatif_mozilla = whatifs.iter().all(|w| w.report.policy.version.is_some());
+        let label_width = labels
+            .iter()
+            .map(|l| escape::terminal(l).chars().count())
+            .max()
+            .unwrap_or(0)
+            .clamp(TEXT_LABEL_MIN, TEXT_LABEL_MAX);
         let whatif = whatifs
             .iter()
-            .map(|report| {
+            .zip(labels)
+            .map(|(w, label)| {
+                let report = w.report;
                 let mut refused: Vec<_> = report
                     .ciphers
                     .iter()
@@ -245,7 +476,12 @@ impl<'a> Page<'a> {
                     })
                     .collect();
                 refused.sort_by(|a, b| b.3.cmp(&a.3).then_with(|| (a.0, a.1).cmp(&(b.0, b.1))));
-                WhatifView { report, refused }
+                WhatifView {
+                    spec: w.spec,
+                    label,
+                    report,
+                    refused,
+                }
             })
             .collect();
         let malformed = Reason::ALL
@@ -268,8 +504,12 @@ impl<'a> Page<'a> {
             tls,
             distribution_svg: distribution_svg(tls)?,
             tallies,
-            trend: trend_view(trend, by)?,
+            trend: trend_view(trend, by, None)?,
+            trend_text: trend_view(trend, by, Some(TEXT_TREND_COLUMNS))?,
             whatif,
+            whatif_mozilla,
+            label_width,
+            inputs_text: inputs_text(&tls.inputs),
             malformed,
             malformed_total: tls.lines.malformed,
             auth,
@@ -280,6 +520,21 @@ impl<'a> Page<'a> {
 
 fn period_name(by: Period) -> &'static str {
     by.as_str()
+}
+
+/// `a.log, b.log [error: ...]`: the inputs as the text's first line lists them.
+fn inputs_text(inputs: &[InputReport]) -> String {
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|i| {
+            let name = if i.name == "-" { "stdin" } else { &i.name };
+            match &i.error {
+                Some(e) => format!("{name} [error: {e}]"),
+                None => name.to_string(),
+            }
+        })
+        .collect();
+    names.join(", ")
 }
 
 /// A label from a log, fit for a chart: control characters made visible, length
@@ -402,7 +657,10 @@ fn distribution_svg(tls: &TlsReport) -> Result<Option<String>> {
     Ok(Some(inline(svg)))
 }
 
-fn trend_view(trend: &Trend, by: Period) -> Result<TrendView> {
+/// The trend's table (and chart): with `columns: None` the [`TREND_SERIES`] most
+/// frequent protocols and `other` (the page); with `Some(n)` at most `n` columns, the
+/// last of them `other` when there are more protocols (the text; no chart).
+fn trend_view(trend: &Trend, by: Period, columns: Option<usize>) -> Result<TrendView> {
     let mut totals: FxHashMap<&[u8], u64> = FxHashMap::default();
     for protocols in trend.periods.values() {
         for (p, n) in protocols {
@@ -411,7 +669,12 @@ fn trend_view(trend: &Trend, by: Period) -> Result<TrendView> {
     }
     let mut order: Vec<(&[u8], u64)> = totals.into_iter().collect();
     order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    let named: Vec<&[u8]> = order.iter().take(TREND_SERIES).map(|x| x.0).collect();
+    let keep = match columns {
+        None => TREND_SERIES,
+        Some(n) if order.len() <= n => n,
+        Some(n) => n.saturating_sub(1),
+    };
+    let named: Vec<&[u8]> = order.iter().take(keep).map(|x| x.0).collect();
     let mut series: Vec<String> = named
         .iter()
         .map(|p| match tlsgap_parser::lossless_text(p) {
@@ -419,7 +682,7 @@ fn trend_view(trend: &Trend, by: Period) -> Result<TrendView> {
             s => s.into_owned(),
         })
         .collect();
-    let other = order.len() > TREND_SERIES;
+    let other = order.len() > keep;
     if other {
         series.push("other".into());
     }
@@ -456,7 +719,7 @@ fn trend_view(trend: &Trend, by: Period) -> Result<TrendView> {
             }
         })
         .collect();
-    let svg = if rows.is_empty() {
+    let svg = if rows.is_empty() || columns.is_some() {
         None
     } else {
         Some(trend_svg(&series, &rows, by)?)
@@ -548,6 +811,142 @@ fn trend_svg(series: &[String], rows: &[TrendRow], by: Period) -> Result<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlsgap_agg::trend::PeriodKey;
+    use tlsgap_agg::whatif::WhatifAgg;
+    use tlsgap_agg::{ClientKey, LineStats};
+    use tlsgap_ciphers::policy::{ConfigOptions, Policy};
+
+    fn whatif(policy: &Policy) -> WhatifReport {
+        let mut agg = WhatifAgg::new();
+        agg.add(
+            Some(b"203.0.113.7"),
+            Some(b"curl/8"),
+            Some(b"TLSv1"),
+            Some(b"AES128-SHA"),
+        );
+        agg.add(
+            Some(b"203.0.113.8"),
+            Some(b"curl/8"),
+            Some(b"TLSv1.3"),
+            Some(b"TLS_AES_128_GCM_SHA256"),
+        );
+        agg.report(
+            policy,
+            ClientKey::AddrUa,
+            &mut |_| tlsgap_agg::whatif::ClientKind::Library,
+            10,
+            &LineStats::default(),
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn policies_are_labelled_apart() {
+        let directives = |text: &str| {
+            Policy::from_config_with(
+                text,
+                ConfigOptions::default(),
+                tlsgap_ciphers::catalogue::all(),
+            )
+            .unwrap()
+        };
+        let inline = "SSLProtocol -all +TLSv1.2";
+        let reports = [
+            whatif(&Policy::mozilla("mozilla-intermediate").unwrap()),
+            whatif(&directives(inline)),
+            whatif(&directives("SSLProtocol -all +TLSv1.3")),
+            whatif(&directives(inline)),
+            whatif(&Policy::mozilla("mozilla-old-5.7").unwrap()),
+        ];
+        let specs = [
+            "mozilla-intermediate",
+            inline,
+            "/etc/apache2/mods-enabled/ssl.conf",
+            "SSLProtocol  -all +TLSv1.2",
+            "mozilla-old-5.7",
+        ];
+        let whatifs: Vec<PolicyWhatif<'_>> = specs
+            .iter()
+            .zip(&reports)
+            .map(|(spec, report)| PolicyWhatif { spec, report })
+            .collect();
+        assert_eq!(
+            policy_labels(&whatifs),
+            [
+                "mozilla-intermediate 6.0",
+                "apache directives #2",
+                "/etc/apache2/mods-enabled/ssl.conf",
+                "apache directives #4",
+                "mozilla-old-5.7",
+            ]
+        );
+        // The intermediate profile refuses the TLSv1 request; TLS 1.2 alone refuses
+        // both.
+        assert_eq!(reports[0].requests.refused, 1);
+        assert_eq!(reports[1].requests.refused, 2);
+    }
+
+    #[test]
+    fn the_text_trend_folds_protocols_beyond_five_columns() {
+        let mut trend = Trend::default();
+        let key = |s: i64| PeriodKey {
+            start_us: s - s % 86_400_000_000,
+            label: "2026-11-21".into(),
+        };
+        let protocols = [
+            "TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1", "SSLv3", "SSLv2", "x",
+        ];
+        for (i, p) in protocols.iter().enumerate() {
+            for _ in 0..(10 - i) {
+                trend.add(Some(1_795_300_000_000_000), p.as_bytes(), key);
+            }
+        }
+        let text = trend_view(&trend, Period::Day, Some(TEXT_TREND_COLUMNS)).unwrap();
+        assert_eq!(
+            text.series,
+            ["TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1", "other"]
+        );
+        assert_eq!(text.rows[0].counts, [10, 9, 8, 7, 6 + 5 + 4]);
+        assert!(text.svg.is_none());
+        let page = trend_view(&trend, Period::Day, None).unwrap();
+        assert_eq!(page.series.len(), TREND_SERIES + 1);
+        assert_eq!(page.rows[0].counts.iter().sum::<u64>(), 49);
+        assert!(page.svg.is_some());
+        // Five protocols fit as they are.
+        let mut five = Trend::default();
+        for (i, p) in protocols[..5].iter().enumerate() {
+            for _ in 0..(5 - i) {
+                five.add(Some(1_795_300_000_000_000), p.as_bytes(), key);
+            }
+        }
+        let text = trend_view(&five, Period::Day, Some(TEXT_TREND_COLUMNS)).unwrap();
+        assert_eq!(text.series, protocols[..5]);
+    }
+
+    #[test]
+    fn wrap_folds_text_and_is_refused_in_html() {
+        let env = environment().unwrap();
+        let v = minijinja::context! {
+            n => "a b\u{1b}c ".repeat(30),
+            user => "<u>\u{7}",
+        };
+        let text = env
+            .render_named_str("t.txt", "{{ n|wrap(user ~ \":\", 2) }}", v.clone())
+            .unwrap();
+        assert!(text.starts_with("<u>\\x07: a b\\x1Bc a"), "{text}");
+        assert!(text.lines().count() > 2);
+        assert!(text.lines().all(|l| l.chars().count() <= TEXT_WIDTH));
+        assert!(
+            text.lines()
+                .skip(1)
+                .all(|l| l.starts_with("  ") && !l.starts_with("   ")),
+            "{text}"
+        );
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'));
+        assert!(env
+            .render_named_str("t.html", "{{ n|wrap(\"x\", 2) }}", v)
+            .is_err());
+    }
 
     #[test]
     fn chart_labels_are_escaped() {

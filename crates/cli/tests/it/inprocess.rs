@@ -244,6 +244,7 @@ fn report_and_check_call_the_same_analyses() {
             by: Period::Day,
             zone: tlsgap_engine::window::resolve_tz(Some("UTC")).unwrap(),
             client_key: Default::default(),
+            policies: report::ReportPolicy::defaults().unwrap(),
             auth: None,
         },
     )
@@ -266,7 +267,7 @@ fn report_and_check_call_the_same_analyses() {
     assert!(
         rep.whatifs
             .iter()
-            .any(|w| to_value(w) == to_value(&wi.report)),
+            .any(|w| to_value(&w.report) == to_value(&wi.report)),
         "the report's mozilla-intermediate what-if is whatif's"
     );
 

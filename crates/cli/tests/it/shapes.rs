@@ -152,6 +152,15 @@ fn json_key_sets() {
         json_shape(&auth_dir(), &auth_args("json", &fmt, true))
     );
 
+    insta::assert_snapshot!(
+        "json_report",
+        json_shape(&root, &["report", "-j1", "--format", "json", SAMPLE])
+    );
+    let mut report_auth = vec!["report", "--format", "json"];
+    report_auth.extend(&auth_args("json", &fmt, true)[5..]);
+    report_auth.retain(|a| *a != "--log");
+    insta::assert_snapshot!("json_report_auth", json_shape(&auth_dir(), &report_auth));
+
     let export = run(&["export", "-j1", SAMPLE]);
     let first: Value = serde_json::from_str(export.lines().next().unwrap()).unwrap();
     insta::assert_snapshot!("json_export_row", shape(&first));
