@@ -1288,6 +1288,57 @@ mod tests {
         sim.assert_exactly_once();
     }
 
+    /// Counters of `n` parsed lines.
+    fn totals_of(n: u64) -> Totals {
+        let mut lines = tlsgap_agg::LineStats::default();
+        for _ in 0..n {
+            lines.ok();
+        }
+        Totals::of_run(&lines, Some(tlsgap_agg::RequestTotals::default()), None)
+    }
+
+    #[test]
+    fn counters_add_up_start_once_and_are_dropped_by_a_run_that_does_not_count() {
+        let mut sim = Sim::new();
+        let cfg = sim.state_cfg();
+        sim.append(5);
+        // A new state: the counters start with this run.
+        let mut session = Session::open(&cfg).unwrap();
+        for plan in session.plan(&[sim.log().into()]) {
+            session.record(&plan, 10, 1);
+        }
+        let (kept, start) = session.add_totals(&totals_of(5));
+        assert_eq!((kept.totals.lines, start), (5, TotalsStart::NewState));
+        let created = kept.created;
+        session.save().unwrap();
+        // The next run adds to them; the creation time stays.
+        let mut session = Session::open(&cfg).unwrap();
+        let (kept, start) = session.add_totals(&totals_of(3));
+        assert_eq!((kept.totals.lines, start), (8, TotalsStart::Continued));
+        assert_eq!(kept.created, created);
+        session.save().unwrap();
+        assert_eq!(
+            State::load(&cfg.path).unwrap().totals.unwrap().totals.lines,
+            8
+        );
+        // A run that reads nothing and counts nothing keeps them.
+        Session::open(&cfg).unwrap().save().unwrap();
+        assert!(State::load(&cfg.path).unwrap().totals.is_some());
+        // A run that reads new lines without counting them drops them...
+        sim.append(2);
+        let mut session = Session::open(&cfg).unwrap();
+        for plan in session.plan(&[sim.log().into()]) {
+            session.record(&plan, 20, 2);
+        }
+        session.save().unwrap();
+        assert!(State::load(&cfg.path).unwrap().totals.is_none());
+        // ...and the next counting run starts them again, as for an older state file.
+        let mut session = Session::open(&cfg).unwrap();
+        let (kept, start) = session.add_totals(&totals_of(1));
+        assert_eq!((kept.totals.lines, start), (1, TotalsStart::Missing));
+        assert!(kept.created >= created);
+    }
+
     #[test]
     fn lock_is_exclusive_and_waiting_succeeds_once_released() {
         let dir = tempfile::tempdir().unwrap();
