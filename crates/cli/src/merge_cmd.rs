@@ -14,6 +14,7 @@ use tlsgap_output::{file as output, prom};
 /// Run `tlsgap merge`.
 pub fn run(args: MergeArgs) -> Result<ExitCode> {
     let mode = args.count.into();
+    let labels = args.prom.labels(args.format)?;
     let output_path = args.output.filter(|p| p.as_os_str() != "-");
     if args.format == TlsFormat::Parquet && output_path.is_none() {
         bail!("--format parquet needs -o PATH");
@@ -60,7 +61,16 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
-            out.write_all(prom::render(&report, None, now).as_bytes())?;
+            // No --state here: the counters are those of the rows read.
+            let counters = tlsgap_agg::Totals::of_report(&report, None);
+            let text = prom::render(&prom::Exposition {
+                report: &report,
+                counters: &counters,
+                counters_created: None,
+                labels: &labels,
+                run_unix: now,
+            });
+            out.write_all(text.as_bytes())?;
         }
     }
     out.finish()?;

@@ -15,6 +15,7 @@ use crate::run::{Exit, LogRun};
 /// Run `tlsgap tls`.
 pub fn run(args: TlsArgs) -> Result<ExitCode> {
     let format_choice = args.format;
+    let labels = args.prom.labels(format_choice)?;
     let log = LogRun::new(args.input)?;
     if format_choice == TlsFormat::Parquet && log.output.is_none() {
         bail!("--format parquet needs -o PATH");
@@ -31,8 +32,10 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
     let TlsOutcome {
         report,
         mut run,
-        newest_us,
+        newest_us: _,
         periods,
+        counters,
+        counters_created,
     } = tls::run(&log.opts, &opts)?;
     if run.strict_hit.is_some() {
         return Ok(Exit::Partial.into());
@@ -65,8 +68,14 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
-            let newest = newest_us.map(|us| us as f64 / 1e6);
-            out.write_all(prom::render(&report, newest, now).as_bytes())?;
+            let text = prom::render(&prom::Exposition {
+                report: &report,
+                counters: &counters,
+                counters_created,
+                labels: &labels,
+                run_unix: now,
+            });
+            out.write_all(text.as_bytes())?;
         }
     }
     crate::run::deliver(vec![out], &mut run)?;
