@@ -216,7 +216,7 @@ pub struct PromArgs {
     /// With --format prom: add the label NAME=VALUE to every sample (repeatable), e.g.
     /// --label host=web1 --label vhost=example.org.
     ///
-    /// NAME as Prometheus wants it ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __), given
+    /// NAME as Prometheus wants it (`[a-zA-Z_][a-zA-Z0-9_]*`, not starting with __), given
     /// once, and none of tlsgap's own labels (protocol, cipher, verdict, reason); VALUE
     /// any non-empty text (escaped in the output). Avoid job and instance, which the
     /// scrape sets (Prometheus would rename yours exported_job, exported_instance).
