@@ -33,6 +33,7 @@ pub mod pairs;
 pub mod quantile;
 pub mod rows;
 pub mod tls;
+pub mod totals;
 pub mod trend;
 pub mod verdict;
 pub mod whatif;
@@ -48,4 +49,5 @@ pub use tls::{
     tls_rows, Cap, CipherRow, ClientKey, CountMode, InputReport, ProtocolRow, Tally, TlsAgg,
     TlsReport, TlsRow, TlsSummary, TLS_ROW_COLUMNS,
 };
+pub use totals::{RequestTotals, Totals};
 pub use verdict::Verdict;

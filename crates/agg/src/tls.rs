@@ -7,6 +7,7 @@ use tlsgap_parser::lossless_text;
 use crate::distinct::{self, Budget, Estimate, Hll, RELATIVE_STANDARD_ERROR};
 use crate::lines::{LineStats, LinesReport};
 use crate::pairs::PairIndex;
+use crate::totals::RequestTotals;
 use crate::verdict::{cipher_facts, protocol_verdict, Verdict};
 
 /// What is counted.
@@ -198,14 +199,14 @@ impl TlsAgg {
     #[inline]
     pub fn add(&mut self, client: Option<&[u8]>, protocol: Option<&[u8]>, cipher: Option<&[u8]>) {
         let pair = self.pair_of(protocol, cipher);
+        // Requests are counted in both modes: `--state` keeps them as counters.
+        if pair == PLAIN {
+            self.plain += 1;
+        } else if let Some(c) = self.counts.get_mut(pair as usize) {
+            *c += 1;
+        }
         match self.mode {
-            CountMode::Requests => {
-                if pair == PLAIN {
-                    self.plain += 1;
-                } else if let Some(c) = self.counts.get_mut(pair as usize) {
-                    *c += 1;
-                }
-            }
+            CountMode::Requests => {}
             CountMode::Clients => {
                 let key = client.unwrap_or(b"-");
                 match self.clients.get_mut(key) {
@@ -336,6 +337,26 @@ impl TlsAgg {
                 (counts, plain)
             }
         }
+    }
+
+    /// The requests counted by [`TlsAgg::add`], one by one, in either mode (not the
+    /// clients of [`TlsAgg::add_sketched`]), by protocol and cipher as lossless text.
+    pub fn request_totals(&self) -> RequestTotals {
+        let mut out = RequestTotals {
+            plain: self.plain,
+            ..RequestTotals::default()
+        };
+        for ((p, c), &n) in self.pairs.iter().zip(self.counts.iter()) {
+            if n == 0 {
+                continue;
+            }
+            *out.tls
+                .entry(lossless_text(p).into_owned())
+                .or_default()
+                .entry(lossless_text(c).into_owned())
+                .or_default() += n;
+        }
+        out
     }
 
     /// The distinct clients seen (clients mode only; estimated beyond the budget).

@@ -207,6 +207,34 @@ pub struct TlsArgs {
     /// the period rows (period, period_start, protocol, count, share).
     #[arg(long, value_enum, value_name = "PERIOD")]
     pub by: Option<PeriodArg>,
+
+    #[command(flatten)]
+    pub prom: PromArgs,
+}
+
+/// `--label`, flattened into every command with `--format prom`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PromArgs {
+    /// With --format prom: add the label NAME=VALUE to every sample (repeatable), e.g.
+    /// --label host=web1 --label vhost=example.org.
+    ///
+    /// NAME as Prometheus wants it (`[a-zA-Z_][a-zA-Z0-9_]*`, not starting with __), given
+    /// once, and none of tlsgap's own labels (protocol, cipher, verdict, reason); VALUE
+    /// any non-empty text (escaped in the output). Avoid job and instance, which the
+    /// scrape sets (Prometheus would rename yours exported_job, exported_instance).
+    #[arg(long = "label", value_name = "NAME=VALUE", value_parser = tlsgap_output::prom::parse_label)]
+    pub labels: Vec<(String, String)>,
+}
+
+impl PromArgs {
+    /// The checked constant labels; an error when some are given without
+    /// `--format prom`, or a name twice.
+    pub fn labels(&self, format: TlsFormat) -> anyhow::Result<tlsgap_output::prom::ConstLabels> {
+        if !self.labels.is_empty() && format != TlsFormat::Prom {
+            anyhow::bail!("--label is for --format prom");
+        }
+        tlsgap_output::prom::ConstLabels::new(self.labels.clone()).map_err(anyhow::Error::msg)
+    }
 }
 
 /// `tlsgap export`.
@@ -530,7 +558,9 @@ pub enum TlsFormat {
     /// The CSV columns as a Parquet file (needs `-o`).
     Parquet,
     /// Prometheus text exposition format, for node_exporter's textfile collector
-    /// (write it with `-o DIR/tlsgap.prom`).
+    /// (write it with `-o DIR/tlsgap.prom`): counters of requests and lines (`tls`
+    /// with --state: of every run since the state's counters started), ratios and
+    /// distinct clients as gauges of this run; see --label.
     Prom,
 }
 
@@ -826,6 +856,9 @@ pub struct MergeArgs {
     /// No notes on standard error.
     #[arg(short, long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub prom: PromArgs,
 }
 
 /// The `--state` and `--lock-wait` flags, to flatten into a command's arguments.
@@ -837,7 +870,10 @@ pub struct StateArgs {
     /// first bytes) and up to which complete line, and continues from there next time.
     /// Follows logrotate (create, copytruncate, compress, dateext): the unread end of a
     /// rotated file is read before the new one, no line twice. FILE is written
-    /// atomically and locked (FILE.lock) for the whole run.
+    /// atomically and locked (FILE.lock) for the whole run. `tls` (and `check`) also
+    /// keep request and line counters in it, which `tls --format prom` exports as
+    /// counters that grow across runs; a run of another command that reads new lines
+    /// drops them (they start again, with a new tlsgap_state_created_timestamp_seconds).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
 

@@ -15,6 +15,7 @@ use tlsgap_output::file as output;
 /// Run `tlsgap merge`.
 pub fn run(args: MergeArgs) -> Result<ExitCode> {
     let mode = args.count.into();
+    let labels = args.prom.labels(args.format)?;
     let output_path = args.output.filter(|p| p.as_os_str() != "-");
     if args.format == TlsFormat::Parquet && output_path.is_none() {
         bail!("--format parquet needs -o PATH");
@@ -41,7 +42,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         rows,
         outside_window,
         periods,
-        newest_us,
+        newest_us: _,
     } = merge::run(&opts, &stderr_notes(false))?;
     let summary = format!(
         "rows: {} from {} Parquet file(s) in {} day partition(s){}{}",
@@ -60,11 +61,15 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         }
     );
     let mut out = output::open(output_path.as_deref())?;
+    // No --state here: the counters are those of the rows read.
+    let counters = tlsgap_agg::Totals::of_report(&report, None);
     let shown = Shown {
         format: args.format,
         csv_raw: args.csv.raw,
         summary: summary.clone(),
-        newest_us,
+        counters: &counters,
+        counters_created: None,
+        labels: &labels,
     };
     write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     out.finish()?;

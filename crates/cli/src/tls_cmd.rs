@@ -3,10 +3,11 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use tlsgap_agg::{Rows, TlsReport};
+use tlsgap_agg::{Rows, TlsReport, Totals};
 use tlsgap_engine::tls::{self, TlsOptions, TlsOutcome};
 use tlsgap_output::emit::{self, Csv, Emitter, Json, Parquet, Table};
 use tlsgap_output::periods::{period_table, periods_json};
+use tlsgap_output::prom::ConstLabels;
 use tlsgap_output::{escape, prom};
 
 use crate::cli::{TlsArgs, TlsFormat};
@@ -15,6 +16,7 @@ use crate::run::{Exit, LogRun};
 /// Run `tlsgap tls`.
 pub fn run(args: TlsArgs) -> Result<ExitCode> {
     let format_choice = args.format;
+    let labels = args.prom.labels(format_choice)?;
     let log = LogRun::new(args.input)?;
     if format_choice == TlsFormat::Parquet && log.output.is_none() {
         bail!("--format parquet needs -o PATH");
@@ -31,8 +33,10 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
     let TlsOutcome {
         report,
         mut run,
-        newest_us,
+        newest_us: _,
         periods,
+        counters,
+        counters_created,
     } = tls::run(&log.opts, &opts)?;
     if run.strict_hit.is_some() {
         return Ok(Exit::Partial.into());
@@ -43,7 +47,9 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
         format: format_choice,
         csv_raw: args.csv.raw,
         summary: summary.clone(),
-        newest_us,
+        counters: &counters,
+        counters_created,
+        labels: &labels,
     };
     write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     crate::run::deliver(vec![out], &mut run)?;
@@ -55,20 +61,24 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
 
 /// How a distribution is shown (`tls` and `merge`).
 #[derive(Debug)]
-pub struct Shown {
+pub struct Shown<'a> {
     /// The output format.
     pub format: TlsFormat,
     /// `--csv-raw`.
     pub csv_raw: bool,
     /// The table's summary line.
     pub summary: String,
-    /// The newest request's time (µs), for Prometheus.
-    pub newest_us: Option<i64>,
+    /// Prometheus: the counters (this run's, or with `--state` the state's).
+    pub counters: &'a Totals,
+    /// Prometheus: when the counters started from zero (with `--state`).
+    pub counters_created: Option<f64>,
+    /// Prometheus: `--label` constant labels.
+    pub labels: &'a ConstLabels,
 }
 
 /// Write the distribution, with its per-period rows when `--by` asked for them.
 pub fn write_tls(
-    shown: &Shown,
+    shown: &Shown<'_>,
     report: &TlsReport,
     periods: Option<&Rows>,
     out: &mut dyn std::io::Write,
@@ -100,8 +110,14 @@ pub fn write_tls(
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
-            let newest = shown.newest_us.map(|us| us as f64 / 1e6);
-            out.write_all(prom::render(report, newest, now).as_bytes())?;
+            let text = prom::render(&prom::Exposition {
+                report,
+                counters: shown.counters,
+                counters_created: shown.counters_created,
+                labels: shown.labels,
+                run_unix: now,
+            });
+            out.write_all(text.as_bytes())?;
         }
     }
     Ok(())

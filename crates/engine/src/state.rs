@@ -23,6 +23,14 @@
 //!       "read_at": "2024-05-01T03:00:00+00:00",
 //!       "lines": 8190
 //!     }
+//!   },
+//!   "totals": {
+//!     "created": 1714532400.125,
+//!     "requests": {"tls": {"TLSv1.3": {"TLS_AES_128_GCM_SHA256": 8100}}, "plain": 42},
+//!     "lines": 8190,
+//!     "parsed_lines": 8142,
+//!     "malformed_lines": {"truncated": 48, "...": 0},
+//!     "newest_line": 1714532399.0
 //!   }
 //! }
 //! ```
@@ -84,6 +92,18 @@
 //! Standard input (`-`) is read whole and not remembered. Entries of paths not given
 //! in a run are kept unchanged.
 //!
+//! # Counters
+//!
+//! `totals` ([`KeptTotals`]) are the request and line counters of every line read
+//! under this state since `created` (Unix seconds): each `tls` run (and `check`, which
+//! counts the same way) adds its own ([`Session::add_totals`]), so they only grow,
+//! across rotation as the offsets do, and `tls --format prom` exports them as
+//! Prometheus counters. A state without them (written before they were kept) starts
+//! them with the next counting run, created then. A run of a command that reads new
+//! lines without counting them (`export`, `whatif`, `report`) drops them when it saves
+//! the state rather than let them miss those lines; the next counting run starts them
+//! again with a new `created`, which readers see as a counter reset.
+//!
 //! # Using it
 //!
 //! ```no_run
@@ -116,6 +136,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
+use tlsgap_agg::Totals;
 
 use crate::input::{path_text, Compression, Input};
 
@@ -175,9 +196,36 @@ pub struct State {
     version: u32,
     /// Per input path (absolute), what was read.
     pub inputs: BTreeMap<String, Entry>,
+    /// The counters of every line read under this state since they started (absent in
+    /// states written before they were kept, or dropped by a run that did not count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<KeptTotals>,
     /// Per key, the plan sequence number of the record kept (the latest plan wins).
     #[serde(skip)]
     recorded: HashMap<String, usize>,
+}
+
+/// The counters a state keeps, and since when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptTotals {
+    /// Unix time (seconds) at which the counters started from zero: it changes exactly
+    /// when they start again, so that a reader can tell a reset from a decrease.
+    pub created: f64,
+    /// The counters.
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// Why a run's counters start from zero ([`Session::add_totals`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TotalsStart {
+    /// They go on from the state's.
+    Continued,
+    /// A new state (nothing remembered yet).
+    NewState,
+    /// The state remembers inputs but no counters: written by an older tlsgap, or by
+    /// a run of a command that does not count requests (which drops them).
+    Missing,
 }
 
 impl Default for State {
@@ -186,6 +234,7 @@ impl Default for State {
             format: FORMAT.to_string(),
             version: VERSION,
             inputs: BTreeMap::new(),
+            totals: None,
             recorded: HashMap::new(),
         }
     }
@@ -312,6 +361,13 @@ impl State {
         self.inputs.insert(key.clone(), entry);
         self.recorded.insert(key.clone(), plan.seq);
     }
+}
+
+/// Now, in Unix seconds (millisecond precision).
+fn now_unix() -> f64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |d| (d.as_millis() as f64) / 1000.0)
 }
 
 fn now_rfc3339() -> String {
@@ -812,6 +868,12 @@ pub struct Session {
     path: PathBuf,
     state: State,
     lock: StateLock,
+    /// Some input was read past where the state stood.
+    advanced: bool,
+    /// This run's counters were added to the state's.
+    counted: bool,
+    /// The state remembered no input when loaded.
+    was_empty: bool,
 }
 
 impl Session {
@@ -821,8 +883,11 @@ impl Session {
         let state = State::load(&cfg.path)?;
         Ok(Session {
             path: cfg.path.clone(),
+            was_empty: state.inputs.is_empty(),
             state,
             lock,
+            advanced: false,
+            counted: false,
         })
     }
 
@@ -833,7 +898,37 @@ impl Session {
 
     /// Remember a read: see [`State::record`].
     pub fn record(&mut self, plan: &ReadPlan, consumed: u64, lines: u64) {
+        self.advanced |= consumed > 0;
         self.state.record(plan, consumed, lines);
+    }
+
+    /// Add this run's counters to the state's (call once, with every line the run
+    /// read): the counters kept from now on, and whether they started from zero. A
+    /// state without counters starts them with this run, created now.
+    pub fn add_totals(&mut self, run: &Totals) -> (KeptTotals, TotalsStart) {
+        self.counted = true;
+        let (kept, start) = match self.state.totals.take() {
+            Some(mut kept) => {
+                kept.totals.add(run);
+                (kept, TotalsStart::Continued)
+            }
+            None => {
+                let start = if self.was_empty {
+                    TotalsStart::NewState
+                } else {
+                    TotalsStart::Missing
+                };
+                let mut totals = Totals::zero();
+                totals.add(run);
+                let kept = KeptTotals {
+                    created: now_unix(),
+                    totals,
+                };
+                (kept, start)
+            }
+        };
+        self.state.totals = Some(kept.clone());
+        (kept, start)
     }
 
     /// The state as it stands.
@@ -841,8 +936,14 @@ impl Session {
         &self.state
     }
 
-    /// Write the state atomically, then release the lock.
-    pub fn save(self) -> Result<()> {
+    /// Write the state atomically, then release the lock. A run that read new lines
+    /// without adding its counters ([`Session::add_totals`]: a command that does not
+    /// count requests) drops the state's counters rather than let them silently miss
+    /// those lines: the next counting run starts them again, with a new creation time.
+    pub fn save(mut self) -> Result<()> {
+        if self.advanced && !self.counted {
+            self.state.totals = None;
+        }
         self.state.save(&self.path)?;
         drop(self.lock);
         Ok(())
@@ -1185,6 +1286,57 @@ mod tests {
         sim.append(10);
         sim.run(&["access.log"]);
         sim.assert_exactly_once();
+    }
+
+    /// Counters of `n` parsed lines.
+    fn totals_of(n: u64) -> Totals {
+        let mut lines = tlsgap_agg::LineStats::default();
+        for _ in 0..n {
+            lines.ok();
+        }
+        Totals::of_run(&lines, Some(tlsgap_agg::RequestTotals::default()), None)
+    }
+
+    #[test]
+    fn counters_add_up_start_once_and_are_dropped_by_a_run_that_does_not_count() {
+        let mut sim = Sim::new();
+        let cfg = sim.state_cfg();
+        sim.append(5);
+        // A new state: the counters start with this run.
+        let mut session = Session::open(&cfg).unwrap();
+        for plan in session.plan(&[sim.log().into()]) {
+            session.record(&plan, 10, 1);
+        }
+        let (kept, start) = session.add_totals(&totals_of(5));
+        assert_eq!((kept.totals.lines, start), (5, TotalsStart::NewState));
+        let created = kept.created;
+        session.save().unwrap();
+        // The next run adds to them; the creation time stays.
+        let mut session = Session::open(&cfg).unwrap();
+        let (kept, start) = session.add_totals(&totals_of(3));
+        assert_eq!((kept.totals.lines, start), (8, TotalsStart::Continued));
+        assert_eq!(kept.created, created);
+        session.save().unwrap();
+        assert_eq!(
+            State::load(&cfg.path).unwrap().totals.unwrap().totals.lines,
+            8
+        );
+        // A run that reads nothing and counts nothing keeps them.
+        Session::open(&cfg).unwrap().save().unwrap();
+        assert!(State::load(&cfg.path).unwrap().totals.is_some());
+        // A run that reads new lines without counting them drops them...
+        sim.append(2);
+        let mut session = Session::open(&cfg).unwrap();
+        for plan in session.plan(&[sim.log().into()]) {
+            session.record(&plan, 20, 2);
+        }
+        session.save().unwrap();
+        assert!(State::load(&cfg.path).unwrap().totals.is_none());
+        // ...and the next counting run starts them again, as for an older state file.
+        let mut session = Session::open(&cfg).unwrap();
+        let (kept, start) = session.add_totals(&totals_of(1));
+        assert_eq!((kept.totals.lines, start), (1, TotalsStart::Missing));
+        assert!(kept.created >= created);
     }
 
     #[test]

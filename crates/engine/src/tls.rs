@@ -1,10 +1,11 @@
 //! The protocol and cipher distribution (`tlsgap tls`, and the figures `check` judges).
 
-use tlsgap_agg::{Cell, CellType, ClientKey, CountMode, Rows, TlsAgg, TlsReport};
+use tlsgap_agg::{Cell, CellType, ClientKey, CountMode, Rows, TlsAgg, TlsReport, Totals};
 use tlsgap_parser::Role;
 
 use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
 use crate::runner::{Block, Job};
+use crate::state::TotalsStart;
 use crate::window::{period_key, Period, Zone};
 use crate::{Result, RunOptions};
 use tlsgap_agg::trend::Trend;
@@ -41,6 +42,12 @@ pub struct TlsOutcome {
     pub newest_us: Option<i64>,
     /// With [`TlsOptions::by`]: one row per period and protocol ([`PERIOD_COLUMNS`]).
     pub periods: Option<Rows>,
+    /// Requests (counted one by one, in either mode) and lines: of the lines this run
+    /// read, or with `--state` of every line read under the state since
+    /// [`TlsOutcome::counters_created`].
+    pub counters: Totals,
+    /// With `--state`: Unix time at which the state's counters started from zero.
+    pub counters_created: Option<f64>,
 }
 
 struct TlsJob<'f> {
@@ -155,12 +162,34 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
     let mut total = TlsAgg::with_memory_limit(opts.count, run.memory_limit);
     let mut newest_us: Option<i64> = None;
     let mut periods = Trend::default();
-    let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
+    let mut summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         total.merge(p.agg);
         newest_us = newest_us.max(p.newest_us);
         periods.merge(p.periods);
         Ok(())
     })?;
+    let run_totals = Totals::of_run(
+        &summary.stats,
+        Some(total.request_totals()),
+        newest_us.map(|us| us as f64 / 1e6),
+    );
+    let (counters, counters_created) = match summary.state.as_mut() {
+        None => (run_totals, None),
+        Some(session) => {
+            let (kept, start) = session.add_totals(&run_totals);
+            if start == TotalsStart::Missing {
+                run.notes.warn(format!(
+                    "state file {}: it keeps no request and line counters (written by an \
+                     older tlsgap, or by a command that does not count them): the counters \
+                     start from this run's lines",
+                    run.state
+                        .as_ref()
+                        .map_or_else(String::new, |s| s.path.display().to_string())
+                ));
+            }
+            (kept.totals, Some(kept.created))
+        }
+    };
     let mut report = total.report(&summary.stats, summary.inputs.clone());
     if opts.count == CountMode::Clients {
         report.client_key = Some(client_key.as_str());
@@ -179,6 +208,8 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
         run: summary,
         newest_us,
         periods,
+        counters,
+        counters_created,
     })
 }
 

@@ -1,14 +1,27 @@
-//! `tlsgap tls --format prom`: a [`TlsReport`] in the Prometheus text exposition
-//! format (version 0.0.4), for node_exporter's textfile collector.
+//! `tlsgap tls --format prom` (and `merge --format prom`): a [`TlsReport`] and its
+//! counters in the Prometheus text exposition format (version 0.0.4), for
+//! node_exporter's textfile collector.
 //!
 //! ```
-//! use tlsgap_agg::{CountMode, LineStats, TlsAgg};
+//! use tlsgap_agg::{CountMode, LineStats, TlsAgg, Totals};
+//! use tlsgap_output::prom::{self, ConstLabels, Exposition};
 //!
 //! let mut agg = TlsAgg::new(CountMode::Requests);
 //! agg.add(None, Some(b"TLSv1.3"), Some(b"TLS_AES_128_GCM_SHA256"));
-//! let text = tlsgap_output::prom::render(&agg.report(&LineStats::default(), vec![]), None, 1.7e9);
+//! let lines = LineStats::default();
+//! let report = agg.report(&lines, vec![]);
+//! let counters = Totals::of_run(&lines, Some(agg.request_totals()), None);
+//! let labels = ConstLabels::new(vec![prom::parse_label("host=web1").unwrap()]).unwrap();
+//! let text = prom::render(&Exposition {
+//!     report: &report,
+//!     counters: &counters,
+//!     counters_created: None,
+//!     labels: &labels,
+//!     run_unix: 1.7e9,
+//! });
 //! assert!(text.contains(
-//!     "tlsgap_requests{protocol=\"TLSv1.3\",cipher=\"TLS_AES_128_GCM_SHA256\",verdict=\"recommended\"} 1\n"
+//!     "tlsgap_requests_total{host=\"web1\",protocol=\"TLSv1.3\",\
+//!      cipher=\"TLS_AES_128_GCM_SHA256\",verdict=\"recommended\"} 1\n"
 //! ));
 //! ```
 //!
@@ -21,189 +34,365 @@
 //! Do not redirect standard output into the directory: the shell truncates the file
 //! first and the collector may read it empty or cut.
 //!
-//! # Metrics (all gauges)
+//! # Metrics
 //!
-//! | metric | labels | value |
-//! |---|---|---|
-//! | `tlsgap_requests` (`tlsgap_clients` with `--count clients`) | `protocol`, `cipher`, `verdict` | TLS requests (clients) with that protocol and cipher; `verdict` is the cipher's |
-//! | `tlsgap_plain_requests` (`tlsgap_plain_clients`) | | requests without TLS (clients never seen over TLS) |
-//! | `tlsgap_legacy_protocol_ratio` | | share (0–1) of TLS requests on SSLv2, SSLv3, TLS 1.0, TLS 1.1 |
-//! | `tlsgap_insecure_cipher_ratio` | | share of TLS requests with a suite judged insecure |
-//! | `tlsgap_weak_cipher_ratio` | | share with a suite judged weak |
-//! | `tlsgap_no_forward_secrecy_ratio` | | share with a suite without forward secrecy |
-//! | `tlsgap_no_aead_ratio` | | share with a suite without authenticated encryption |
-//! | `tlsgap_lines` | | lines read |
-//! | `tlsgap_parsed_lines` | | lines that fit the log format |
-//! | `tlsgap_malformed_lines` | `reason` | malformed lines, one series per reason (zeros included) |
-//! | `tlsgap_unreadable_inputs` | | inputs that could not be read completely |
-//! | `tlsgap_last_processed_timestamp_seconds` | | Unix time of the newest log line (omitted when no line had a time) |
-//! | `tlsgap_run_timestamp_seconds` | | Unix time of the run |
+//! | metric | type | labels | value |
+//! |---|---|---|---|
+//! | `tlsgap_requests_total` | counter | `protocol`, `cipher`, `verdict` | TLS requests with that protocol and cipher; `verdict` is the cipher's |
+//! | `tlsgap_plain_requests_total` | counter | | requests without TLS |
+//! | `tlsgap_clients` (`--count clients`) | gauge | `protocol`, `cipher`, `verdict` | distinct clients of this run by their first TLS request |
+//! | `tlsgap_plain_clients` (`--count clients`) | gauge | | clients of this run never seen over TLS |
+//! | `tlsgap_legacy_protocol_ratio` | gauge | | share (0–1) of this run's TLS requests (clients) on SSLv2, SSLv3, TLS 1.0, TLS 1.1 |
+//! | `tlsgap_insecure_cipher_ratio` | gauge | | share with a suite judged insecure |
+//! | `tlsgap_weak_cipher_ratio` | gauge | | share with a suite judged weak |
+//! | `tlsgap_no_forward_secrecy_ratio` | gauge | | share with a suite without forward secrecy |
+//! | `tlsgap_no_aead_ratio` | gauge | | share with a suite without authenticated encryption |
+//! | `tlsgap_lines_total` | counter | | lines read |
+//! | `tlsgap_parsed_lines_total` | counter | | lines that fit the log format |
+//! | `tlsgap_malformed_lines_total` | counter | `reason` | malformed lines, one series per reason (zeros included) |
+//! | `tlsgap_unreadable_inputs` | gauge | | inputs this run could not read completely |
+//! | `tlsgap_last_processed_timestamp_seconds` | gauge | | Unix time of the newest log line counted (omitted when no line had a time) |
+//! | `tlsgap_state_created_timestamp_seconds` | gauge | | with `--state`: Unix time at which the counters started from zero |
+//! | `tlsgap_run_timestamp_seconds` | gauge | | Unix time of the run |
 //!
-//! Ratios are 0 when there was no TLS traffic (check `tlsgap_requests`).
+//! Constant labels ([`ConstLabels`], `--label host=web1`) come first on every sample.
 //!
-//! # Why gauges, not counters
+//! # What the counters count
 //!
-//! A Prometheus counter only ever goes up during the life of its series, so that
-//! `rate()` and `increase()` can treat a decrease as a reset. These numbers describe
-//! one processed window: a whole file set, or with `--state` only what was new since
-//! the last run. Each run replaces the file, and the next value can be smaller than the
-//! last without any reset having happened; typed as counters they would make `rate()`
-//! invent traffic. So they are gauges, and by the naming conventions gauges do not end
-//! in `_total`. Per-run figures add up with `sum_over_time()` over the run interval;
-//! shares over a longer period are best recomputed from `tlsgap_requests`.
+//! With `--state`, the counters are those the state file keeps: every line read under
+//! it since `tlsgap_state_created_timestamp_seconds`, each run adding the lines it read
+//! (across log rotation, as the state follows it). They only ever grow, and start again
+//! from zero only when the state's counters do (the state file lost, or its counters
+//! dropped), and then the creation timestamp changes: `rate()` and `increase()` see a
+//! counter reset, as they do when a process restarts.
+//!
+//! Without `--state` a run has no memory: the counters are those of the input it read.
+//! They are still counters (they are counts of requests, and `_total` by convention):
+//! a cron job that reads the same growing log each time sees them grow, and drop to a
+//! small value when the log is rotated, which `rate()` takes for the reset it is. A
+//! run over a time window (`--since -5m`) is not monotone: use `--state` for that.
+//!
+//! Distinct clients cannot be added across runs (a client seen in two runs would count
+//! twice), so `tlsgap_clients` stays a gauge of the run's own lines, as do the ratios
+//! (0 when the run read no TLS traffic) and `tlsgap_unreadable_inputs`.
 
 use std::fmt::Write as _;
 
-use tlsgap_agg::{CountMode, TlsReport};
+use tlsgap_agg::verdict::cipher_facts;
+use tlsgap_agg::{CountMode, TlsReport, Totals};
 
-/// The exposition text of `report`: `# HELP` and `# TYPE` for every family, then its
-/// samples; ends with a line feed. `newest_line_unix` is the time of the newest log
-/// line processed (Unix seconds, `None` to leave that metric out); `run_unix` is now.
-pub fn render(report: &TlsReport, newest_line_unix: Option<f64>, run_unix: f64) -> String {
-    let mut out = String::with_capacity(256 + 160 * report.protocols.len().max(1) * 4);
-    let (pairs, plain, unit) = match report.count {
-        CountMode::Requests => ("tlsgap_requests", "tlsgap_plain_requests", "requests"),
-        CountMode::Clients => ("tlsgap_clients", "tlsgap_plain_clients", "clients"),
-    };
+/// The labels of tlsgap's own metrics, which a constant label may not take.
+pub const OWN_LABELS: [&str; 4] = ["protocol", "cipher", "verdict", "reason"];
 
-    family(
-        &mut out,
-        pairs,
-        &format!(
-            "TLS {unit} in the processed window by negotiated protocol and cipher, with the \
-             cipher's verdict."
-        ),
-    );
-    for p in &report.protocols {
-        for c in &p.ciphers {
-            sample(
-                &mut out,
-                pairs,
-                &[
-                    ("protocol", &p.protocol),
-                    ("cipher", &c.cipher),
-                    ("verdict", c.verdict.as_str()),
-                ],
-                c.count as f64,
-            );
-        }
+/// Constant labels added to every sample (`--label k=v`), checked: valid, distinct
+/// names that are not tlsgap's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConstLabels(Vec<(String, String)>);
+
+impl ConstLabels {
+    /// No constant labels.
+    pub fn none() -> ConstLabels {
+        ConstLabels::default()
     }
 
-    family(
-        &mut out,
-        plain,
-        &format!("{unit} without TLS in the processed window."),
-    );
-    sample(&mut out, plain, &[], report.plain as f64);
-
-    let s = &report.summary;
-    for (name, help, value) in [
-        (
-            "tlsgap_legacy_protocol_ratio",
-            "Share (0-1) of TLS traffic on SSLv2, SSLv3, TLS 1.0 or TLS 1.1.",
-            s.legacy_protocols.share,
-        ),
-        (
-            "tlsgap_insecure_cipher_ratio",
-            "Share (0-1) of TLS traffic with a cipher suite judged insecure.",
-            s.insecure_ciphers.share,
-        ),
-        (
-            "tlsgap_weak_cipher_ratio",
-            "Share (0-1) of TLS traffic with a cipher suite judged weak.",
-            s.weak_ciphers.share,
-        ),
-        (
-            "tlsgap_no_forward_secrecy_ratio",
-            "Share (0-1) of TLS traffic with a cipher suite without forward secrecy.",
-            s.no_forward_secrecy.share,
-        ),
-        (
-            "tlsgap_no_aead_ratio",
-            "Share (0-1) of TLS traffic with a cipher suite without authenticated encryption.",
-            s.no_aead.share,
-        ),
-    ] {
-        family(&mut out, name, help);
-        sample(&mut out, name, &[], value);
-    }
-
-    family(&mut out, "tlsgap_lines", "Log lines read.");
-    sample(&mut out, "tlsgap_lines", &[], report.lines.total as f64);
-    family(
-        &mut out,
-        "tlsgap_parsed_lines",
-        "Log lines that fit the log format.",
-    );
-    sample(
-        &mut out,
-        "tlsgap_parsed_lines",
-        &[],
-        report.lines.parsed as f64,
-    );
-    family(
-        &mut out,
-        "tlsgap_malformed_lines",
-        "Log lines that did not fit the log format, by reason.",
-    );
-    for (reason, n) in &report.lines.malformed_by_reason {
-        sample(
-            &mut out,
-            "tlsgap_malformed_lines",
-            &[("reason", reason)],
-            *n as f64,
-        );
-    }
-    family(
-        &mut out,
-        "tlsgap_unreadable_inputs",
-        "Inputs that could not be read completely (missing, unreadable, truncated).",
-    );
-    let unreadable = report.inputs.iter().filter(|i| i.error.is_some()).count();
-    sample(&mut out, "tlsgap_unreadable_inputs", &[], unreadable as f64);
-
-    if let Some(t) = newest_line_unix {
-        family(
-            &mut out,
-            "tlsgap_last_processed_timestamp_seconds",
-            "Unix time of the newest log line processed.",
-        );
-        sample(&mut out, "tlsgap_last_processed_timestamp_seconds", &[], t);
-    }
-    family(
-        &mut out,
-        "tlsgap_run_timestamp_seconds",
-        "Unix time at which tlsgap produced these figures.",
-    );
-    sample(&mut out, "tlsgap_run_timestamp_seconds", &[], run_unix);
-    out
-}
-
-/// `# HELP` and `# TYPE ... gauge` lines.
-fn family(out: &mut String, name: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {}", escape_help(help));
-    let _ = writeln!(out, "# TYPE {name} gauge");
-}
-
-/// One sample line. Label names are ours (valid by construction); values are escaped.
-fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: f64) {
-    out.push_str(name);
-    if !labels.is_empty() {
-        out.push('{');
-        for (i, (k, v)) in labels.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
+    /// Check `labels` (each from [`parse_label`]) as a set: a name given twice is an
+    /// error. The order is kept.
+    pub fn new(labels: Vec<(String, String)>) -> Result<ConstLabels, String> {
+        for (i, (name, _)) in labels.iter().enumerate() {
+            if labels[..i].iter().any(|(n, _)| n == name) {
+                return Err(format!("--label {name} given twice"));
             }
+        }
+        Ok(ConstLabels(labels))
+    }
+
+    /// The labels, in order.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
+}
+
+/// `NAME=VALUE` as a constant label: the name as Prometheus wants it
+/// (`[a-zA-Z_][a-zA-Z0-9_]*`, not starting with `__`, which is reserved) and not one of
+/// [`OWN_LABELS`]; the value any non-empty text (it is escaped when written).
+pub fn parse_label(spec: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = spec.split_once('=') else {
+        return Err(format!(
+            "`{spec}` is not NAME=VALUE (for example host=web1)"
+        ));
+    };
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!(
+            "label name `{name}` is not valid in Prometheus: a letter or _, then letters, \
+             digits or _ ([a-zA-Z_][a-zA-Z0-9_]*)"
+        ));
+    }
+    if name.starts_with("__") {
+        return Err(format!(
+            "label name `{name}` starts with __, which Prometheus reserves for itself"
+        ));
+    }
+    if OWN_LABELS.contains(&name) {
+        return Err(format!(
+            "label name `{name}` is one of tlsgap's own ({})",
+            OWN_LABELS.join(", ")
+        ));
+    }
+    if value.is_empty() {
+        return Err(format!(
+            "label {name} has an empty value (Prometheus treats it as no label at all)"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// Everything one exposition holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Exposition<'a> {
+    /// This run's report: the gauges (clients, ratios, unreadable inputs).
+    pub report: &'a TlsReport,
+    /// The counters: of this run's input, or with `--state` the state's.
+    pub counters: &'a Totals,
+    /// With `--state`: when the counters started from zero (Unix seconds).
+    pub counters_created: Option<f64>,
+    /// Constant labels for every sample.
+    pub labels: &'a ConstLabels,
+    /// Now (Unix seconds).
+    pub run_unix: f64,
+}
+
+/// Metric types used here.
+#[derive(Clone, Copy)]
+enum Type {
+    Counter,
+    Gauge,
+}
+
+/// Writes families and samples, with the constant labels on every sample.
+struct Writer<'a> {
+    out: String,
+    labels: &'a ConstLabels,
+}
+
+impl Writer<'_> {
+    /// `# HELP` and `# TYPE` lines.
+    fn family(&mut self, name: &str, kind: Type, help: &str) {
+        let kind = match kind {
+            Type::Counter => "counter",
+            Type::Gauge => "gauge",
+        };
+        let _ = writeln!(self.out, "# HELP {name} {}", escape_help(help));
+        let _ = writeln!(self.out, "# TYPE {name} {kind}");
+    }
+
+    /// One sample line. Label names are ours or checked ([`parse_label`]); values are
+    /// escaped.
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        let out = &mut self.out;
+        out.push_str(name);
+        let all = self
+            .labels
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain(labels.iter().copied());
+        for (i, (k, v)) in all.enumerate() {
+            out.push(if i == 0 { '{' } else { ',' });
             out.push_str(k);
             out.push_str("=\"");
             out.push_str(&escape_label_value(v));
             out.push('"');
         }
-        out.push('}');
+        if !self.labels.0.is_empty() || !labels.is_empty() {
+            out.push('}');
+        }
+        out.push(' ');
+        out.push_str(&format_value(value));
+        out.push('\n');
     }
-    out.push(' ');
-    out.push_str(&format_value(value));
-    out.push('\n');
+
+    /// A family of one sample without labels of its own.
+    fn single(&mut self, name: &str, kind: Type, help: &str, value: f64) {
+        self.family(name, kind, help);
+        self.sample(name, &[], value);
+    }
+}
+
+/// The exposition text: `# HELP` and `# TYPE` for every family, then its samples;
+/// ends with a line feed.
+pub fn render(e: &Exposition<'_>) -> String {
+    let report = e.report;
+    let c = e.counters;
+    let mut w = Writer {
+        out: String::with_capacity(2048 + 200 * report.protocols.len().max(1) * 4),
+        labels: e.labels,
+    };
+    // Where the counters come from, said in every counter's HELP.
+    let since = if e.counters_created.is_some() {
+        "read under the --state file since tlsgap_state_created_timestamp_seconds"
+    } else {
+        "in the input this run read"
+    };
+    let unit = match report.count {
+        CountMode::Requests => "requests",
+        CountMode::Clients => "clients",
+    };
+
+    if let Some(requests) = &c.requests {
+        w.family(
+            "tlsgap_requests_total",
+            Type::Counter,
+            &format!(
+                "TLS requests by negotiated protocol and cipher, with the cipher's verdict, \
+                 {since}."
+            ),
+        );
+        for (protocol, cipher, n) in requests.pairs() {
+            let verdict = cipher_facts(protocol, cipher).verdict;
+            w.sample(
+                "tlsgap_requests_total",
+                &[
+                    ("protocol", protocol),
+                    ("cipher", cipher),
+                    ("verdict", verdict.as_str()),
+                ],
+                n as f64,
+            );
+        }
+        w.single(
+            "tlsgap_plain_requests_total",
+            Type::Counter,
+            &format!("Requests without TLS {since}."),
+            requests.plain as f64,
+        );
+    }
+
+    if report.count == CountMode::Clients {
+        w.family(
+            "tlsgap_clients",
+            Type::Gauge,
+            "Distinct clients among the lines this run read, by the protocol and cipher \
+             of their first TLS request, with the cipher's verdict (a gauge: the clients \
+             of two runs cannot be added).",
+        );
+        for p in &report.protocols {
+            for ci in &p.ciphers {
+                w.sample(
+                    "tlsgap_clients",
+                    &[
+                        ("protocol", &p.protocol),
+                        ("cipher", &ci.cipher),
+                        ("verdict", ci.verdict.as_str()),
+                    ],
+                    ci.count as f64,
+                );
+            }
+        }
+        w.single(
+            "tlsgap_plain_clients",
+            Type::Gauge,
+            "Distinct clients among the lines this run read never seen over TLS.",
+            report.plain as f64,
+        );
+    }
+
+    let s = &report.summary;
+    for (name, what, value) in [
+        (
+            "tlsgap_legacy_protocol_ratio",
+            "on SSLv2, SSLv3, TLS 1.0 or TLS 1.1",
+            s.legacy_protocols.share,
+        ),
+        (
+            "tlsgap_insecure_cipher_ratio",
+            "with a cipher suite judged insecure",
+            s.insecure_ciphers.share,
+        ),
+        (
+            "tlsgap_weak_cipher_ratio",
+            "with a cipher suite judged weak",
+            s.weak_ciphers.share,
+        ),
+        (
+            "tlsgap_no_forward_secrecy_ratio",
+            "with a cipher suite without forward secrecy",
+            s.no_forward_secrecy.share,
+        ),
+        (
+            "tlsgap_no_aead_ratio",
+            "with a cipher suite without authenticated encryption",
+            s.no_aead.share,
+        ),
+    ] {
+        w.single(
+            name,
+            Type::Gauge,
+            &format!("Share (0-1) of the TLS {unit} this run read {what} (0 when it read none)."),
+            value,
+        );
+    }
+
+    w.single(
+        "tlsgap_lines_total",
+        Type::Counter,
+        &format!("Log lines {since}."),
+        c.lines as f64,
+    );
+    w.single(
+        "tlsgap_parsed_lines_total",
+        Type::Counter,
+        &format!("Log lines that fit the log format, {since}."),
+        c.parsed_lines as f64,
+    );
+    w.family(
+        "tlsgap_malformed_lines_total",
+        Type::Counter,
+        &format!("Log lines that did not fit the log format, by reason, {since}."),
+    );
+    for (reason, n) in &c.malformed_lines {
+        w.sample(
+            "tlsgap_malformed_lines_total",
+            &[("reason", reason)],
+            *n as f64,
+        );
+    }
+    let unreadable = report.inputs.iter().filter(|i| i.error.is_some()).count();
+    w.single(
+        "tlsgap_unreadable_inputs",
+        Type::Gauge,
+        "Inputs this run could not read completely (missing, unreadable, truncated).",
+        unreadable as f64,
+    );
+    if let Some(t) = c.newest_line {
+        w.single(
+            "tlsgap_last_processed_timestamp_seconds",
+            Type::Gauge,
+            &format!("Unix time of the newest log line {since}."),
+            t,
+        );
+    }
+    if let Some(t) = e.counters_created {
+        w.single(
+            "tlsgap_state_created_timestamp_seconds",
+            Type::Gauge,
+            "Unix time at which the counters kept in the --state file started from zero; \
+             it changes exactly when they start again (the state file lost, or its \
+             counters dropped).",
+            t,
+        );
+    }
+    w.single(
+        "tlsgap_run_timestamp_seconds",
+        Type::Gauge,
+        "Unix time at which tlsgap produced these figures.",
+        e.run_unix,
+    );
+    w.out
 }
 
 /// A label value as the text format wants it: `\` → `\\`, `"` → `\"`, line feed →
@@ -247,7 +436,7 @@ mod tests {
     use tlsgap_agg::{InputReport, LineStats, TlsAgg};
     use tlsgap_parser::Reason;
 
-    fn small_report() -> TlsReport {
+    fn small_run() -> (TlsReport, Totals) {
         let mut agg = TlsAgg::new(CountMode::Requests);
         for _ in 0..3 {
             agg.add(None, Some(b"TLSv1.3"), Some(b"TLS_AES_128_GCM_SHA256"));
@@ -271,12 +460,24 @@ mod tests {
                 error: Some("truncated".into()),
             },
         ];
-        agg.report(&lines, inputs)
+        let totals = Totals::of_run(&lines, Some(agg.request_totals()), Some(1_795_000_060.5));
+        (agg.report(&lines, inputs), totals)
+    }
+
+    fn text(report: &TlsReport, counters: &Totals, created: Option<f64>, run: f64) -> String {
+        render(&Exposition {
+            report,
+            counters,
+            counters_created: created,
+            labels: &ConstLabels::none(),
+            run_unix: run,
+        })
     }
 
     #[test]
     fn exact_text_of_a_small_report() {
-        let got = render(&small_report(), Some(1_795_000_060.5), 1_795_000_123.0);
+        let (report, totals) = small_run();
+        let got = text(&report, &totals, None, 1_795_000_123.0);
         let mut malformed = String::new();
         for r in Reason::ALL
             .iter()
@@ -284,45 +485,47 @@ mod tests {
             .collect::<std::collections::BTreeSet<_>>()
         {
             let n = u8::from(r == "truncated");
-            malformed.push_str(&format!("tlsgap_malformed_lines{{reason=\"{r}\"}} {n}\n"));
+            malformed.push_str(&format!(
+                "tlsgap_malformed_lines_total{{reason=\"{r}\"}} {n}\n"
+            ));
         }
         let want = format!(
             "\
-# HELP tlsgap_requests TLS requests in the processed window by negotiated protocol and cipher, with the cipher's verdict.
-# TYPE tlsgap_requests gauge
-tlsgap_requests{{protocol=\"TLSv1.3\",cipher=\"TLS_AES_128_GCM_SHA256\",verdict=\"recommended\"}} 3
-tlsgap_requests{{protocol=\"TLSv1\",cipher=\"RC4-SHA\",verdict=\"insecure\"}} 1
-# HELP tlsgap_plain_requests requests without TLS in the processed window.
-# TYPE tlsgap_plain_requests gauge
-tlsgap_plain_requests 1
-# HELP tlsgap_legacy_protocol_ratio Share (0-1) of TLS traffic on SSLv2, SSLv3, TLS 1.0 or TLS 1.1.
+# HELP tlsgap_requests_total TLS requests by negotiated protocol and cipher, with the cipher's verdict, in the input this run read.
+# TYPE tlsgap_requests_total counter
+tlsgap_requests_total{{protocol=\"TLSv1\",cipher=\"RC4-SHA\",verdict=\"insecure\"}} 1
+tlsgap_requests_total{{protocol=\"TLSv1.3\",cipher=\"TLS_AES_128_GCM_SHA256\",verdict=\"recommended\"}} 3
+# HELP tlsgap_plain_requests_total Requests without TLS in the input this run read.
+# TYPE tlsgap_plain_requests_total counter
+tlsgap_plain_requests_total 1
+# HELP tlsgap_legacy_protocol_ratio Share (0-1) of the TLS requests this run read on SSLv2, SSLv3, TLS 1.0 or TLS 1.1 (0 when it read none).
 # TYPE tlsgap_legacy_protocol_ratio gauge
 tlsgap_legacy_protocol_ratio 0.25
-# HELP tlsgap_insecure_cipher_ratio Share (0-1) of TLS traffic with a cipher suite judged insecure.
+# HELP tlsgap_insecure_cipher_ratio Share (0-1) of the TLS requests this run read with a cipher suite judged insecure (0 when it read none).
 # TYPE tlsgap_insecure_cipher_ratio gauge
 tlsgap_insecure_cipher_ratio 0.25
-# HELP tlsgap_weak_cipher_ratio Share (0-1) of TLS traffic with a cipher suite judged weak.
+# HELP tlsgap_weak_cipher_ratio Share (0-1) of the TLS requests this run read with a cipher suite judged weak (0 when it read none).
 # TYPE tlsgap_weak_cipher_ratio gauge
 tlsgap_weak_cipher_ratio 0
-# HELP tlsgap_no_forward_secrecy_ratio Share (0-1) of TLS traffic with a cipher suite without forward secrecy.
+# HELP tlsgap_no_forward_secrecy_ratio Share (0-1) of the TLS requests this run read with a cipher suite without forward secrecy (0 when it read none).
 # TYPE tlsgap_no_forward_secrecy_ratio gauge
 tlsgap_no_forward_secrecy_ratio 0.25
-# HELP tlsgap_no_aead_ratio Share (0-1) of TLS traffic with a cipher suite without authenticated encryption.
+# HELP tlsgap_no_aead_ratio Share (0-1) of the TLS requests this run read with a cipher suite without authenticated encryption (0 when it read none).
 # TYPE tlsgap_no_aead_ratio gauge
 tlsgap_no_aead_ratio 0.25
-# HELP tlsgap_lines Log lines read.
-# TYPE tlsgap_lines gauge
-tlsgap_lines 6
-# HELP tlsgap_parsed_lines Log lines that fit the log format.
-# TYPE tlsgap_parsed_lines gauge
-tlsgap_parsed_lines 5
-# HELP tlsgap_malformed_lines Log lines that did not fit the log format, by reason.
-# TYPE tlsgap_malformed_lines gauge
+# HELP tlsgap_lines_total Log lines in the input this run read.
+# TYPE tlsgap_lines_total counter
+tlsgap_lines_total 6
+# HELP tlsgap_parsed_lines_total Log lines that fit the log format, in the input this run read.
+# TYPE tlsgap_parsed_lines_total counter
+tlsgap_parsed_lines_total 5
+# HELP tlsgap_malformed_lines_total Log lines that did not fit the log format, by reason, in the input this run read.
+# TYPE tlsgap_malformed_lines_total counter
 {malformed}\
-# HELP tlsgap_unreadable_inputs Inputs that could not be read completely (missing, unreadable, truncated).
+# HELP tlsgap_unreadable_inputs Inputs this run could not read completely (missing, unreadable, truncated).
 # TYPE tlsgap_unreadable_inputs gauge
 tlsgap_unreadable_inputs 1
-# HELP tlsgap_last_processed_timestamp_seconds Unix time of the newest log line processed.
+# HELP tlsgap_last_processed_timestamp_seconds Unix time of the newest log line in the input this run read.
 # TYPE tlsgap_last_processed_timestamp_seconds gauge
 tlsgap_last_processed_timestamp_seconds 1795000060.5
 # HELP tlsgap_run_timestamp_seconds Unix time at which tlsgap produced these figures.
@@ -334,23 +537,53 @@ tlsgap_run_timestamp_seconds 1795000123
     }
 
     #[test]
+    fn with_state_the_counters_say_since_when() {
+        let (report, totals) = small_run();
+        let got = text(&report, &totals, Some(1_700_000_000.25), 1.0);
+        assert!(got.contains(
+            "# HELP tlsgap_lines_total Log lines read under the --state file since \
+             tlsgap_state_created_timestamp_seconds.\n"
+        ));
+        assert!(got.contains(
+            "# TYPE tlsgap_state_created_timestamp_seconds gauge\n\
+             tlsgap_state_created_timestamp_seconds 1700000000.25\n"
+        ));
+        let without = text(&report, &totals, None, 1.0);
+        assert!(!without.contains("tlsgap_state_created_timestamp_seconds"));
+    }
+
+    #[test]
     fn newest_line_time_is_left_out_when_unknown() {
-        let got = render(&small_report(), None, 1.0);
+        let (report, mut totals) = small_run();
+        totals.newest_line = None;
+        let got = text(&report, &totals, None, 1.0);
         assert!(!got.contains("tlsgap_last_processed_timestamp_seconds"));
         assert!(got.ends_with("tlsgap_run_timestamp_seconds 1\n"));
     }
 
     #[test]
-    fn clients_mode_names_clients() {
+    fn clients_mode_adds_client_gauges_to_the_request_counters() {
         let mut agg = TlsAgg::new(CountMode::Clients);
         agg.add(Some(b"10.0.0.1"), Some(b"TLSv1.2"), Some(b"AES128-SHA"));
+        agg.add(Some(b"10.0.0.1"), Some(b"TLSv1.2"), Some(b"AES128-SHA"));
         agg.add(Some(b"10.0.0.2"), None, None);
-        let got = render(&agg.report(&LineStats::default(), vec![]), None, 0.0);
+        let lines = LineStats::default();
+        let report = agg.report(&lines, vec![]);
+        let totals = Totals::of_run(&lines, Some(agg.request_totals()), None);
+        let got = text(&report, &totals, None, 0.0);
+        assert!(got.contains("# TYPE tlsgap_clients gauge\n"));
         assert!(got.contains(
             "tlsgap_clients{protocol=\"TLSv1.2\",cipher=\"AES128-SHA\",verdict=\"weak\"} 1\n"
         ));
         assert!(got.contains("\ntlsgap_plain_clients 1\n"));
-        assert!(!got.contains("tlsgap_requests"));
+        assert!(got.contains(
+            "tlsgap_requests_total{protocol=\"TLSv1.2\",cipher=\"AES128-SHA\",verdict=\"weak\"} 2\n"
+        ));
+        assert!(got.contains("Share (0-1) of the TLS clients this run read"));
+        // A report of clients alone (merge --count clients) has no request counters.
+        let got = text(&report, &Totals::of_report(&report, None), None, 0.0);
+        assert!(!got.contains("tlsgap_requests_total"), "{got}");
+        assert!(got.contains("tlsgap_clients{"));
     }
 
     #[test]
@@ -361,11 +594,71 @@ tlsgap_run_timestamp_seconds 1795000123
         // A hostile cipher name cannot end the label value, the line or add a sample.
         let mut agg = TlsAgg::new(CountMode::Requests);
         agg.add(None, Some(b"TLSv1.2"), Some(b"X\"} 1\nevil_metric{a=\"\\"));
-        let got = render(&agg.report(&LineStats::default(), vec![]), None, 0.0);
+        let lines = LineStats::default();
+        let totals = Totals::of_run(&lines, Some(agg.request_totals()), None);
+        let got = text(&agg.report(&lines, vec![]), &totals, None, 0.0);
         assert!(got.contains(
-            "tlsgap_requests{protocol=\"TLSv1.2\",cipher=\"X\\\"} 1\\nevil_metric{a=\\\"\\\\\",verdict=\"unknown\"} 1\n"
+            "tlsgap_requests_total{protocol=\"TLSv1.2\",cipher=\"X\\\"} 1\\nevil_metric{a=\\\"\\\\\",verdict=\"unknown\"} 1\n"
         ), "{got}");
         assert!(!got.lines().any(|l| l.starts_with("evil_metric")));
+    }
+
+    #[test]
+    fn constant_labels_come_first_on_every_sample_and_are_escaped() {
+        let (report, totals) = small_run();
+        let labels = ConstLabels::new(vec![
+            parse_label("host=web1").unwrap(),
+            parse_label("vhost=a\"b\\c\nd=e").unwrap(),
+        ])
+        .unwrap();
+        let got = render(&Exposition {
+            report: &report,
+            counters: &totals,
+            counters_created: Some(5.0),
+            labels: &labels,
+            run_unix: 1.0,
+        });
+        let prefix = "{host=\"web1\",vhost=\"a\\\"b\\\\c\\nd=e\"";
+        let samples: Vec<&str> = got.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(samples.len() > 20);
+        for s in samples {
+            let (name, rest) = s.split_at(s.find('{').unwrap_or(s.len()));
+            assert!(name.starts_with("tlsgap_"), "{s}");
+            assert!(rest.starts_with(prefix), "{s}");
+        }
+        assert!(got.contains("tlsgap_lines_total{host=\"web1\",vhost=\"a\\\"b\\\\c\\nd=e\"} 6\n"));
+        assert!(got.contains(
+            "tlsgap_malformed_lines_total{host=\"web1\",vhost=\"a\\\"b\\\\c\\nd=e\",reason=\"truncated\"} 1\n"
+        ));
+    }
+
+    #[test]
+    fn label_specs_are_checked() {
+        assert_eq!(
+            parse_label("host=web1.example.org"),
+            Ok(("host".into(), "web1.example.org".into()))
+        );
+        assert_eq!(parse_label("_x9=a=b"), Ok(("_x9".into(), "a=b".into())));
+        for (spec, says) in [
+            ("host", "not NAME=VALUE"),
+            ("=web1", "not valid"),
+            ("9host=a", "not valid"),
+            ("ho-st=a", "not valid"),
+            ("hôst=a", "not valid"),
+            ("__name__=a", "reserves"),
+            ("__x=a", "reserves"),
+            ("cipher=a", "tlsgap's own"),
+            ("reason=a", "tlsgap's own"),
+            ("host=", "empty value"),
+        ] {
+            let err = parse_label(spec).unwrap_err();
+            assert!(err.contains(says), "{spec}: {err}");
+        }
+        let twice = ConstLabels::new(vec![
+            parse_label("host=a").unwrap(),
+            parse_label("host=b").unwrap(),
+        ]);
+        assert_eq!(twice.unwrap_err(), "--label host given twice");
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod nightly;
 mod operators;
 mod parquet;
 mod prom_check;
+mod prom_state;
 mod real;
 mod report;
 mod report_parquet;

@@ -113,10 +113,34 @@ fn prom_output_parses_and_matches_the_json() {
     assert_code(&o, 0);
     let families = parse(&o.stdout);
 
+    // prometheus_client names a counter family without its `_total`.
+    const COUNTERS: [&str; 5] = [
+        "tlsgap_requests",
+        "tlsgap_plain_requests",
+        "tlsgap_lines",
+        "tlsgap_parsed_lines",
+        "tlsgap_malformed_lines",
+    ];
+    for name in COUNTERS {
+        assert!(families.contains_key(name), "{name}");
+    }
     for (name, f) in &families {
-        assert_eq!(f["type"], "gauge", "{name}");
+        let counter = COUNTERS.contains(&name.as_str());
+        assert_eq!(
+            f["type"],
+            if counter { "counter" } else { "gauge" },
+            "{name}"
+        );
         assert!(!f["help"].as_str().unwrap().is_empty(), "{name} has HELP");
         assert!(name.starts_with("tlsgap_"), "{name}");
+        for s in f["samples"].as_array().unwrap() {
+            let want = if counter {
+                format!("{name}_total")
+            } else {
+                name.clone()
+            };
+            assert_eq!(s["name"], want.as_str(), "{name}");
+        }
     }
 
     // Every (protocol, cipher) of the JSON, with its labels intact, and nothing else.
