@@ -4,15 +4,18 @@
 //! Inputs are directories (every `*.parquet` below them, hidden files skipped), Parquet
 //! files, or glob patterns (quoted, so that the shell leaves them alone). Files are
 //! read in path order, which for a `--partition-by date` dataset is date, then host,
-//! then part. Each file is read with polars' eager [`ParquetReader`], projected to the
-//! columns `client`, `tls_protocol`, `tls_cipher` (and `time` with `--count clients`),
-//! in slices of whole row groups of about [`BATCH_ROWS`] rows, so memory stays bounded
+//! then part; `--since-date`/`--until-date`, `--host` and a time window prune files by
+//! their `date=`/`host=` directories before anything is opened. Each file is read with
+//! polars' eager [`ParquetReader`], projected to the columns `client`, `tls_protocol`,
+//! `tls_cipher` and what the [`Visit`] asks for (`time`, `user_agent`), in slices of whole row groups of about [`BATCH_ROWS`] rows, so memory stays bounded
 //! by one slice plus the aggregate. polars' lazy scans (`scan_parquet`, hive
 //! partitioning, predicate pushdown) would need the `lazy` feature, which adds many
 //! minutes to every clean build for little gain here: the partition filter is a
 //! directory-name comparison and the work is a hash-map update per row.
 //!
-//! Counting is [`TlsAgg::add`] per row, as `tls` counts log lines. With `--count
+//! [`scan`] hands every row inside the window to a [`Visit`]: `merge` counts with
+//! [`TlsAgg::add`] per row, as `tls` counts log lines (and its `--by` periods), and
+//! `whatif --dataset` judges rows as `whatif` judges lines. With `--count
 //! clients` "a client's first TLS request" is the one with the earliest `time` across
 //! all files (ties and rows without a time: dataset order), so the answer does not
 //! depend on which host's files happen to be read first.
