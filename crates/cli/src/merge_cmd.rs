@@ -65,6 +65,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         csv_raw: args.csv.raw,
         summary: summary.clone(),
         newest_us,
+        width: crate::run::table_width(output_path.is_none()),
     };
     write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     out.finish()?;

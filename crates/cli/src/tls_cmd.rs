@@ -44,6 +44,7 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
         csv_raw: args.csv.raw,
         summary: summary.clone(),
         newest_us,
+        width: crate::run::table_width(log.output.is_none()),
     };
     write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     crate::run::deliver(vec![out], &mut run)?;
@@ -64,6 +65,8 @@ pub struct Shown {
     pub summary: String,
     /// The newest request's time (µs), for Prometheus.
     pub newest_us: Option<i64>,
+    /// The width the table is laid out for ([`crate::run::table_width`]).
+    pub width: usize,
 }
 
 /// Write the distribution, with its per-period rows when `--by` asked for them.
@@ -78,10 +81,11 @@ pub fn write_tls(
         (TlsFormat::Table, _) => {
             Table {
                 summary: shown.summary.clone(),
+                width: shown.width,
             }
             .emit(report, out)?;
             if let Some(rows) = periods {
-                out.write_all(period_table(rows).as_bytes())?;
+                out.write_all(period_table(rows, shown.width).as_bytes())?;
             }
         }
         (TlsFormat::Csv, Some(rows)) => csv.emit(rows, out)?,

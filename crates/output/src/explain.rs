@@ -8,6 +8,7 @@ use tlsgap_ciphers::policy::{Expanded, Policy, Reason, Source};
 use tlsgap_ciphers::Protocol;
 
 use crate::emit;
+use crate::layout::{self, Col};
 
 /// One suite of the expansion, as JSON and CSV write it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -147,8 +148,9 @@ pub fn heading(policy: &Policy) -> String {
     out
 }
 
-/// The expansion as a table: usable suites in order, then the rest with the reason.
-pub fn table(policy: &Policy) -> String {
+/// The expansion as a table in `width` cells: usable suites in order, then the rest
+/// with the reason (suite names never cut; see [`crate::layout`]).
+pub fn table(policy: &Policy, width: usize) -> String {
     let rows = rows(policy);
     let usable = rows.iter().filter(|r| r.usable).count();
     let mut out = heading(policy);
@@ -169,15 +171,38 @@ pub fn table(policy: &Policy) -> String {
             ]
         })
         .collect();
-    let table = emit::text_table(&["#", "suite", "from", "verdict"], &cells, 34);
-    for (line, r) in table
-        .lines()
-        .zip(std::iter::once(None).chain(rows.iter().map(Some)))
-    {
+    let table = layout::table(
+        &[
+            Col::keep("#"),
+            Col::keep("suite"),
+            Col::keep("from").drop(2),
+            Col::keep("verdict").drop(1),
+        ],
+        &cells,
+        width,
+    );
+    // The table's lines: its header, then one (or, wrapped, more) per suite, then
+    // maybe a line naming columns left out. Each suite's `why` goes under its row.
+    let mut lines = table.lines().peekable();
+    if let Some(h) = lines.next() {
+        out.push_str(h);
+        out.push('\n');
+    }
+    let mut rows_left = rows.iter().peekable();
+    while let Some(line) = lines.next() {
         out.push_str(line);
         out.push('\n');
-        if let Some(r) = r {
-            out.push_str(&emit::wrap("    ", &crate::escape::terminal(&r.why), 80, 6));
+        // A row's continuation lines start with a blank (the `#` column is empty).
+        let row_ends = lines.peek().is_none_or(|next| !next.starts_with(' '));
+        if row_ends {
+            if let Some(r) = rows_left.next() {
+                out.push_str(&emit::wrap(
+                    "    ",
+                    &crate::escape::terminal(&r.why),
+                    layout::measure(width),
+                    6,
+                ));
+            }
         }
     }
     out
@@ -231,8 +256,13 @@ mod tests {
         assert_eq!(r.reason, Some("suite_not_listed"));
         let r = get("DHE-RSA-AES128-SHA");
         assert_eq!(r.reason, None, "{r:?}");
-        let t = table(&p);
+        let t = table(&p, 80);
         assert!(t.contains("security level: 3"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        for width in [60, 40, 20] {
+            let t = table(&p, width);
+            let widest = t.lines().map(|l| l.chars().count()).max().unwrap();
+            assert!(widest <= width.max(30), "{width}: {widest}\n{t}");
+        }
     }
 }
