@@ -173,13 +173,28 @@ pub fn table(r: &AuthReport, width: usize) -> String {
     for u in &r.users {
         let name = escape::terminal(&u.user);
         if let Some(text) = &u.gap_note {
-            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), width, 2));
+            advice.push_str(&wrap(
+                &format!("{name}:"),
+                &escape::terminal(text),
+                width,
+                2,
+            ));
         }
         if let Some(text) = &u.page_advice {
-            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), width, 2));
+            advice.push_str(&wrap(
+                &format!("{name}:"),
+                &escape::terminal(text),
+                width,
+                2,
+            ));
         }
         if let Some(text) = u.htpasswd.as_ref().and_then(|p| p.advice.as_ref()) {
-            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), width, 2));
+            advice.push_str(&wrap(
+                &format!("{name}:"),
+                &escape::terminal(text),
+                width,
+                2,
+            ));
         }
     }
     if !advice.is_empty() {

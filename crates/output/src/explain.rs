@@ -114,35 +114,51 @@ pub fn rows(policy: &Policy) -> Vec<ExplainRow> {
         .collect()
 }
 
-/// The heading: what is expanded, at which level.
-pub fn heading(policy: &Policy) -> String {
+/// The heading: what is expanded, at which level, folded to `width` cells (the
+/// cipher string after its `:`, the rest at spaces).
+pub fn heading(policy: &Policy, width: usize) -> String {
     let mut out = String::new();
     match &policy.cipher_string {
         Some(cs) => {
-            out.push_str(&format!("cipher string: {}\n", crate::escape::terminal(cs)));
+            let cs = crate::escape::terminal(cs);
+            // Each element keeps its `:`, so the folded lines join back to the string.
+            let items: Vec<&str> = cs.split_inclusive(':').collect();
+            out.push_str(&layout::wrap_items("cipher string: ", &items, "", width, 2));
             if policy.source == Source::Apache {
-                out.push_str(&format!(
-                    "  (mod_ssl appends {}: no anonymous, NULL or export suites)\n",
-                    tlsgap_ciphers::policy::APACHE_CIPHER_SUFFIX
+                out.push_str(&layout::wrap(
+                    " ",
+                    &format!(
+                        "(mod_ssl appends {}: no anonymous, NULL or export suites)",
+                        tlsgap_ciphers::policy::APACHE_CIPHER_SUFFIX
+                    ),
+                    width,
+                    3,
                 ));
             }
         }
-        None => out.push_str(&format!("profile: {}\n", policy.title())),
+        None => out.push_str(&layout::wrap("profile:", &policy.title(), width, 2)),
     }
     if let Some(level) = policy.seclevel {
-        out.push_str(&format!(
-            "security level: {level}{}\n",
-            policy
-                .seclevel_origin
-                .as_deref()
-                .map(|o| format!(" ({})", crate::escape::terminal(o)))
-                .unwrap_or_default()
+        out.push_str(&layout::wrap(
+            "security level:",
+            &format!(
+                "{level}{}",
+                policy
+                    .seclevel_origin
+                    .as_deref()
+                    .map(|o| format!(" ({})", crate::escape::terminal(o)))
+                    .unwrap_or_default()
+            ),
+            width,
+            2,
         ));
     }
     if !policy.ignored_words.is_empty() {
-        out.push_str(&format!(
-            "skipped (name no suite; OpenSSL skips them too): {}\n",
-            crate::escape::terminal(&policy.ignored_words.join(" "))
+        out.push_str(&layout::wrap(
+            "skipped (name no suite; OpenSSL skips them too):",
+            &crate::escape::terminal(&policy.ignored_words.join(" ")),
+            width,
+            2,
         ));
     }
     out
@@ -153,7 +169,7 @@ pub fn heading(policy: &Policy) -> String {
 pub fn table(policy: &Policy, width: usize) -> String {
     let rows = rows(policy);
     let usable = rows.iter().filter(|r| r.usable).count();
-    let mut out = heading(policy);
+    let mut out = heading(policy, width);
     out.push_str(&format!(
         "{usable} suites usable, {} out\n\n",
         rows.len() - usable

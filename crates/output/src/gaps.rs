@@ -91,14 +91,19 @@ fn gap_block(out: &mut String, g: &Gap, width: usize) {
 /// telling columns left out when narrow (see [`crate::layout`]), trace text cut.
 pub fn render(r: &GapsReport, width: usize) -> String {
     let mut out = String::new();
-    out.push_str(&wrap("", &format!(
-        "{} gaps of at least {}s, {} blocked intervals, in {} trace lines ({} skipped)",
-        thousands(r.gaps.len() as u64),
-        r.min_gap_seconds,
-        thousands(r.blocked.len() as u64),
-        thousands(r.lines.trace),
-        thousands(r.lines.skipped),
-    ), width, 2));
+    out.push_str(&wrap(
+        "",
+        &format!(
+            "{} gaps of at least {}s, {} blocked intervals, in {} trace lines ({} skipped)",
+            thousands(r.gaps.len() as u64),
+            r.min_gap_seconds,
+            thousands(r.blocked.len() as u64),
+            thousands(r.lines.trace),
+            thousands(r.lines.skipped),
+        ),
+        width,
+        2,
+    ));
     for n in &r.notes {
         out.push_str(&wrap(
             "note:",
@@ -144,7 +149,13 @@ pub fn render(r: &GapsReport, width: usize) -> String {
         })
         .collect();
     if !resources.is_empty() {
-        out.push_str("\nlast file or socket touched before the gap\n");
+        out.push('\n');
+        out.push_str(&crate::layout::wrap(
+            "",
+            "last file or socket touched before the gap",
+            width,
+            2,
+        ));
         out.push_str(&layout::table(
             &[
                 Col::cut("resource", 36, 16),

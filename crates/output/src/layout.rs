@@ -73,6 +73,15 @@ pub fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
     wrap_items(first, &words, " ", width, indent)
 }
 
+/// One line of text folded like [`wrap`], keeping its leading blanks: continuation
+/// lines are indented by `indent` spaces more than the line.
+pub fn fold(line: &str, width: usize, indent: usize) -> String {
+    let text = line.trim_start();
+    let lead = line.len() - text.len();
+    let (first_word, rest) = text.split_once(' ').unwrap_or((text, ""));
+    wrap(&line[..lead + first_word.len()], rest, width, lead + indent)
+}
+
 /// `items` joined by `sep` and folded between items into lines of at most `width`
 /// cells, the first starting with `first` (then `sep`, unless `first` is empty), the
 /// others indented by `indent` spaces. An item is never split.
@@ -89,10 +98,14 @@ pub fn wrap_items<S: AsRef<str>>(
     let sep_w = cells(sep);
     // A prefix counts as an item: the text goes on after a separator.
     let mut empty = first.is_empty();
+    // Only `first` on the line so far: an item that fits no better on a line of its
+    // own (it would start no further left) stays after it.
+    let mut only_first = !empty;
     for item in items {
         let item = item.as_ref();
         let n = cells(item);
-        if !empty && len + sep_w + n > width {
+        let no_gain = only_first && indent >= len + sep_w;
+        if !empty && len + sep_w + n > width && !no_gain {
             out.push_str(line.trim_end());
             out.push('\n');
             line = " ".repeat(indent);
@@ -106,6 +119,7 @@ pub fn wrap_items<S: AsRef<str>>(
         line.push_str(item);
         len += n;
         empty = false;
+        only_first = false;
     }
     out.push_str(line.trim_end());
     out.push('\n');
@@ -137,7 +151,13 @@ pub fn break_long(s: &str, width: usize) -> Vec<String> {
         }
         // A character wider than the whole width still goes somewhere.
         let cut = soft.unwrap_or(end).max(1);
-        pieces.push(rest[..cut].iter().collect::<String>().trim_end().to_string());
+        pieces.push(
+            rest[..cut]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string(),
+        );
         rest.drain(..cut);
     }
     pieces.push(rest.into_iter().collect());
@@ -405,7 +425,10 @@ mod tests {
             let t = table(&COLS, &rows(), width);
             assert!(widest(&t) <= width, "{width}:\n{t}");
             let flat: String = t.split_whitespace().collect();
-            assert!(flat.contains("ECDHE-ECDSA-AES128-GCM-SHA256"), "{width}:\n{t}");
+            assert!(
+                flat.contains("ECDHE-ECDSA-AES128-GCM-SHA256"),
+                "{width}:\n{t}"
+            );
         }
         let t = table(&COLS, &rows(), 60);
         assert!(t.contains("(left out to fit 60 columns: verdict"), "{t}");
@@ -443,8 +466,20 @@ mod tests {
     }
 
     #[test]
+    fn fold_keeps_the_indent() {
+        assert_eq!(fold("  groups: a b", 80, 2), "  groups: a b\n");
+        assert_eq!(fold("  groups: aaa bbb", 14, 2), "  groups: aaa\n    bbb\n");
+        assert_eq!(fold("", 80, 2), "\n");
+    }
+
+    #[test]
     fn wrap_items_never_splits_an_item() {
-        let items = ["TLSv1.3 60.30%", "TLSv1.2 33.45%", "TLSv1 2.93%", "plain 2.13%"];
+        let items = [
+            "TLSv1.3 60.30%",
+            "TLSv1.2 33.45%",
+            "TLSv1 2.93%",
+            "plain 2.13%",
+        ];
         let w = wrap_items("2026-11-20T22       4,980", &items, "  ", 60, 27);
         assert_eq!(
             w,

@@ -13,10 +13,7 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
     let mut out = String::new();
     let p = &r.policy;
     // One line of the policy's description, folded (continuations under its text).
-    let fold = |line: String| {
-        let indent = line.len() - line.trim_start().len() + 2;
-        wrap("", &line, width, indent)
-    };
+    let fold = |line: String| layout::fold(&line, width, 2);
     out.push_str(&fold(format!(
         "policy: {}{}",
         p.name,
@@ -91,7 +88,7 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
             thousands(r.undecided_requests)
         )));
     }
-    out.push_str(&wrap("note:", &r.caveat, layout::measure(width), 6));
+    out.push_str(&wrap("note:", r.caveat, layout::measure(width), 6));
     if let Some(e) = &r.estimate {
         out.push_str(&emit::wrap(
             "note:",
@@ -189,7 +186,10 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
                 "{:>11}  {:<8} {}\n",
                 thousands(u.refused_requests),
                 u.kind.as_str(),
-                fit(&escape::terminal(&u.user_agent), 58.min(width.saturating_sub(22)).max(8))
+                fit(
+                    &escape::terminal(&u.user_agent),
+                    58.min(width.saturating_sub(22)).max(8)
+                )
             ));
         }
     }
@@ -199,7 +199,10 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
             out.push_str(&format!(
                 "{:>11}  {}\n",
                 thousands(a.refused_requests),
-                fit(&escape::terminal(&a.client), 60.min(width.saturating_sub(13)).max(8))
+                fit(
+                    &escape::terminal(&a.client),
+                    60.min(width.saturating_sub(13)).max(8)
+                )
             ));
         }
     }
