@@ -40,3 +40,4 @@ mod shapes;
 mod tls;
 mod util;
 mod whatif;
+mod width;
