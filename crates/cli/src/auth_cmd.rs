@@ -92,7 +92,10 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
     let AuthOutcome { report, failed } = auth::run(logs.as_ref(), &opts, &notes)?;
     let mut out = output::open(out_path)?;
     match args.format {
-        RowsFormat::Table => out.write_all(table(&report).as_bytes())?,
+        RowsFormat::Table => {
+            let width = crate::run::table_width(out_path.is_none());
+            out.write_all(table(&report, width).as_bytes())?
+        }
         RowsFormat::Csv => Csv { raw: args.csv.raw }.emit(&auth_rows(&report), &mut out)?,
         RowsFormat::Json => emit::json(&report, &mut out)?,
         RowsFormat::Parquet => Parquet.emit(&auth_rows(&report), &mut out)?,

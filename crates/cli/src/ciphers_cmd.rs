@@ -58,11 +58,13 @@ pub fn run(args: CiphersArgs) -> Result<ExitCode> {
                 .map(|s| view(None, s)),
         );
     }
-    let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;
+    let out_path = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let mut out = output::open(out_path)?;
     match args.format {
         CiphersFormat::Table => {
             use std::io::Write;
-            out.write_all(table(&views, asked).as_bytes())?;
+            let width = crate::run::table_width(out_path.is_none());
+            out.write_all(table(&views, asked, width).as_bytes())?;
         }
         CiphersFormat::Json => emit::json(&views, &mut out)?,
         CiphersFormat::Csv => Csv { raw: args.csv.raw }.emit(&rows(&views), &mut out)?,
@@ -102,11 +104,13 @@ fn explain_string(string: &str, args: &CiphersArgs) -> Result<ExitCode> {
         Err(e) => bail!("--explain {string}: {}", e.message),
     };
     let rows = explain::rows(&policy);
-    let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;
+    let out_path = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let mut out = output::open(out_path)?;
     match args.format {
         CiphersFormat::Table => {
             use std::io::Write;
-            out.write_all(explain::table(&policy).as_bytes())?;
+            let width = crate::run::table_width(out_path.is_none());
+            out.write_all(explain::table(&policy, width).as_bytes())?;
         }
         CiphersFormat::Json => emit::json(&rows, &mut out)?,
         CiphersFormat::Csv => {

@@ -28,9 +28,13 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
         window: crate::run::window(&args.window, args.quiet)?,
     };
     let GapsOutcome { report, inputs } = gaps::run(&opts, &stderr_notes(args.quiet))?;
-    let mut out = output::open(args.output.as_deref().filter(|p| p.as_os_str() != "-"))?;
+    let out_path = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let mut out = output::open(out_path)?;
     match args.format {
-        RowsFormat::Table => out.write_all(tlsgap_output::gaps::render(&report).as_bytes())?,
+        RowsFormat::Table => {
+            let width = crate::run::table_width(out_path.is_none());
+            out.write_all(tlsgap_output::gaps::render(&report, width).as_bytes())?
+        }
         RowsFormat::Csv => Csv { raw: args.csv.raw }.emit(&gap_table(&report), &mut out)?,
         RowsFormat::Json => emit::json(&report, &mut out)?,
         RowsFormat::Parquet => Parquet.emit(&gap_table(&report), &mut out)?,

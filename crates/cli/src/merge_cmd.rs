@@ -70,6 +70,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         counters: &counters,
         counters_created: None,
         labels: &labels,
+        width: crate::run::table_width(output_path.is_none()),
     };
     write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     out.finish()?;

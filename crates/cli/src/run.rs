@@ -46,11 +46,55 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// Print `text` as a note on standard error, escaped for the terminal.
+/// `COLUMNS`, when it is set to a width (a whole number above 0).
+fn columns() -> Option<usize> {
+    std::env::var("COLUMNS")
+        .ok()?
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| n > 0)
+}
+
+/// The width tables are laid out for (the output layer takes it as a value): `COLUMNS`
+/// when set to a number; else the terminal's width when the table goes to standard
+/// output (`to_stdout`) and that is a terminal; else 80. Output to a pipe or a file
+/// is laid out for 80 columns whoever runs it: the same bytes from cron, a script or
+/// a test, fit for a mail or a pager (scripts wanting every field use csv or json).
+pub fn table_width(to_stdout: bool) -> usize {
+    columns()
+        .or_else(|| {
+            to_stdout
+                .then(|| terminal_size::terminal_size_of(std::io::stdout()))
+                .flatten()
+                .map(|(w, _)| usize::from(w.0))
+        })
+        .filter(|&w| w > 0)
+        .unwrap_or(tlsgap_output::layout::DEFAULT_WIDTH)
+}
+
+/// The width notes on standard error are folded to: `COLUMNS` when set, else the
+/// terminal's width when standard error is one; `None` (one line per note, as log
+/// collectors and `grep` want them) otherwise.
+fn stderr_width() -> Option<usize> {
+    columns().or_else(|| {
+        terminal_size::terminal_size_of(std::io::stderr())
+            .map(|(w, _)| usize::from(w.0))
+            .filter(|&w| w > 0)
+    })
+}
+
+/// Print `text` as a note on standard error, escaped for the terminal, folded to its
+/// width (see `stderr_width`).
 pub fn note(text: &str) {
+    let text = escape::terminal(text);
+    let lines = match stderr_width() {
+        Some(width) => tlsgap_output::layout::wrap("tlsgap:", &text, width, 8),
+        None => format!("tlsgap: {text}\n"),
+    };
     #[allow(clippy::print_stderr)]
     {
-        eprintln!("tlsgap: {}", escape::terminal(text));
+        eprint!("{lines}");
     }
 }
 

@@ -50,6 +50,7 @@ pub fn run(args: TlsArgs) -> Result<ExitCode> {
         counters: &counters,
         counters_created,
         labels: &labels,
+        width: crate::run::table_width(log.output.is_none()),
     };
     write_tls(&shown, &report, periods.as_ref(), &mut out)?;
     crate::run::deliver(vec![out], &mut run)?;
@@ -74,6 +75,8 @@ pub struct Shown<'a> {
     pub counters_created: Option<f64>,
     /// Prometheus: `--label` constant labels.
     pub labels: &'a ConstLabels,
+    /// The width the table is laid out for ([`crate::run::table_width`]).
+    pub width: usize,
 }
 
 /// Write the distribution, with its per-period rows when `--by` asked for them.
@@ -88,10 +91,11 @@ pub fn write_tls(
         (TlsFormat::Table, _) => {
             Table {
                 summary: shown.summary.clone(),
+                width: shown.width,
             }
             .emit(report, out)?;
             if let Some(rows) = periods {
-                out.write_all(period_table(rows).as_bytes())?;
+                out.write_all(period_table(rows, shown.width).as_bytes())?;
             }
         }
         (TlsFormat::Csv, Some(rows)) => csv.emit(rows, out)?,

@@ -22,7 +22,14 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
     }
     let policy = whatif::load_policy(&args.policy, &args.system.resolve())?;
     let explained = args.explain.then(|| explain::rows(&policy));
-    let explain_table = args.explain.then(|| explain::table(&policy));
+    // Standard output unless `-o` names a file (`-o -` is standard output).
+    let to_stdout = args
+        .input
+        .output
+        .as_ref()
+        .is_none_or(|p| p.as_os_str() == "-");
+    let width = crate::run::table_width(to_stdout);
+    let explain_table = args.explain.then(|| explain::table(&policy, width));
     let opts = WhatifOptions {
         policy,
         top: args.top,
@@ -33,6 +40,7 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
         csv_raw: args.csv.raw,
         explained,
         explain_table,
+        width,
     };
     if !args.dataset.is_empty() {
         return over_dataset(&args, &opts, &shown);
@@ -61,6 +69,8 @@ struct Shown {
     csv_raw: bool,
     explained: Option<Vec<explain::ExplainRow>>,
     explain_table: Option<String>,
+    /// The width the table is laid out for ([`crate::run::table_width`]).
+    width: usize,
 }
 
 fn write_whatif(
@@ -71,7 +81,7 @@ fn write_whatif(
 ) -> Result<()> {
     match shown.format {
         RowsFormat::Table => {
-            out.write_all(table(report, summary).as_bytes())?;
+            out.write_all(table(report, summary, shown.width).as_bytes())?;
             if let Some(t) = &shown.explain_table {
                 out.write_all(format!("\nthe policy, expanded\n{t}").as_bytes())?;
             }

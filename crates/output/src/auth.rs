@@ -1,9 +1,11 @@
-//! `tlsgap auth` as a table: every line fits 80 columns (advice is wrapped).
+//! `tlsgap auth` as a table: every line fits the width (advice is wrapped; the
+//! table leaves out its less telling columns when narrow).
 
 use tlsgap_agg::authjoin::{AuthReport, Basis};
 
-use crate::emit::{fit, text_table, thousands, wrap};
+use crate::emit::{thousands, wrap};
 use crate::escape;
+use crate::layout::{self, fit, Col};
 
 /// Seconds, compact: `0.12ms`, `4.1ms`, `380ms`, `1.92s`.
 fn secs(x: Option<f64>) -> String {
@@ -16,8 +18,11 @@ fn secs(x: Option<f64>) -> String {
     }
 }
 
-/// The `auth` table: users ranked by cost, page views, advice and notes.
-pub fn table(r: &AuthReport) -> String {
+/// The `auth` table in `width` cells: users ranked by cost, page views, advice and
+/// notes.
+pub fn table(r: &AuthReport, width: usize) -> String {
+    // Sentences fold at 80 at most; the table takes the whole width.
+    let (table_width, width) = (width, layout::measure(width));
     let mut out = wrap(
         "",
         &format!(
@@ -27,7 +32,7 @@ pub fn table(r: &AuthReport) -> String {
             secs(Some(r.threshold_seconds)),
             secs(Some(r.page_budget_seconds)),
         ),
-        80,
+        width,
         2,
     );
     let c = &r.calibration;
@@ -47,7 +52,7 @@ pub fn table(r: &AuthReport) -> String {
     };
     // Without an htpasswd file nothing is predicted, so there is no basis to name.
     if r.evidence.contains(&"htpasswd") {
-        out.push_str(&wrap("", &escape::terminal(&basis), 80, 2));
+        out.push_str(&wrap("", &escape::terminal(&basis), width, 2));
     }
     out.push('\n');
     let has_log = r.evidence.contains(&"log");
@@ -89,26 +94,41 @@ pub fn table(r: &AuthReport) -> String {
             ]
         })
         .collect();
-    out.push_str(&text_table(
+    out.push_str(&layout::table(
         &[
-            "#",
-            "user",
-            "scheme",
-            "per req",
-            "reqs",
-            "/view",
-            "per view",
-            "auth gaps",
+            Col::keep("#"),
+            // Already cut to 18 cells, with room for the ` !` flag: never cut again.
+            Col::keep("user"),
+            Col::cut("scheme", 18, 8),
+            Col::keep("per req"),
+            Col::keep("reqs").drop(3),
+            Col::keep("/view").drop(1),
+            Col::keep("per view").drop(2),
+            Col::cut("auth gaps", 18, 9),
         ],
         &rows,
-        18,
+        table_width,
     ));
-    out.push_str(
-        "\nper req: password check per request; /view: requests per page view (a page and\n\
-         its assets); per view: password checks per page view; auth gaps: traced gaps\n\
-         tied to the user (count × median); ! over the per-request budget; bcrypt~12:\n\
-         no measured entry, the gaps fit that cost\n",
-    );
+    out.push('\n');
+    if width >= 80 {
+        // Folded by hand, as it always was in 80 columns.
+        out.push_str(
+            "per req: password check per request; /view: requests per page view (a page and\n\
+             its assets); per view: password checks per page view; auth gaps: traced gaps\n\
+             tied to the user (count × median); ! over the per-request budget; bcrypt~12:\n\
+             no measured entry, the gaps fit that cost\n",
+        );
+    } else {
+        out.push_str(&wrap(
+            "",
+            "per req: password check per request; /view: requests per page view (a page \
+             and its assets); per view: password checks per page view; auth gaps: traced \
+             gaps tied to the user (count × median); ! over the per-request budget; \
+             bcrypt~12: no measured entry, the gaps fit that cost",
+            width,
+            0,
+        ));
+    }
     let a = &r.attribution;
     if r.evidence.contains(&"traces") {
         out.push_str(&wrap(
@@ -125,14 +145,20 @@ pub fn table(r: &AuthReport) -> String {
                 a.user_cut_off,
                 a.ambiguous
             ),
-            80,
+            width,
             2,
         ));
     }
     if let Some(total) = r.predicted_cpu_seconds {
-        out.push_str(&format!(
-            "\npredicted password-verification CPU over the log: {}\n",
-            secs(Some(total))
+        out.push('\n');
+        out.push_str(&wrap(
+            "",
+            &format!(
+                "predicted password-verification CPU over the log: {}",
+                secs(Some(total))
+            ),
+            width,
+            2,
         ));
         for d in &r.per_day {
             out.push_str(&format!(
@@ -147,13 +173,28 @@ pub fn table(r: &AuthReport) -> String {
     for u in &r.users {
         let name = escape::terminal(&u.user);
         if let Some(text) = &u.gap_note {
-            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), 80, 2));
+            advice.push_str(&wrap(
+                &format!("{name}:"),
+                &escape::terminal(text),
+                width,
+                2,
+            ));
         }
         if let Some(text) = &u.page_advice {
-            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), 80, 2));
+            advice.push_str(&wrap(
+                &format!("{name}:"),
+                &escape::terminal(text),
+                width,
+                2,
+            ));
         }
         if let Some(text) = u.htpasswd.as_ref().and_then(|p| p.advice.as_ref()) {
-            advice.push_str(&wrap(&format!("{name}:"), &escape::terminal(text), 80, 2));
+            advice.push_str(&wrap(
+                &format!("{name}:"),
+                &escape::terminal(text),
+                width,
+                2,
+            ));
         }
     }
     if !advice.is_empty() {
@@ -165,7 +206,7 @@ pub fn table(r: &AuthReport) -> String {
         out.push_str(&wrap(
             "not in the htpasswd file:",
             &escape::terminal(&r.users_not_in_htpasswd.join(", ")),
-            80,
+            width,
             2,
         ));
     }
@@ -173,12 +214,12 @@ pub fn table(r: &AuthReport) -> String {
         out.push_str(&wrap(
             "no auth gap observed for:",
             &escape::terminal(&r.htpasswd_users_without_gaps.join(", ")),
-            80,
+            width,
             2,
         ));
     }
     for n in &r.notes {
-        out.push_str(&wrap("note:", &escape::terminal(n), 80, 2));
+        out.push_str(&wrap("note:", &escape::terminal(n), width, 2));
     }
     out
 }

@@ -5,6 +5,7 @@ use tlsgap_agg::{Cell, CellType, Rows};
 use tlsgap_ciphers::{Protocol, Suite, Verdict};
 
 use crate::emit;
+use crate::layout::Col;
 
 /// A suite as `ciphers --format json` prints it.
 #[derive(Debug, Serialize)]
@@ -157,14 +158,22 @@ fn yes_no(b: Option<bool>) -> &'static str {
     }
 }
 
-pub fn table(views: &[SuiteView<'_>], asked: bool) -> String {
+/// The suites in `width` cells: with names asked for, one block of facts per name
+/// (long values folded); else one row per suite, names never cut, the less telling
+/// columns left out when narrow (see [`crate::layout`]).
+pub fn table(views: &[SuiteView<'_>], asked: bool, width: usize) -> String {
     if asked {
         // One block per name: every fact, one per line; a blank line between blocks.
         let mut blocks = Vec::with_capacity(views.len());
         for v in views {
             let q = crate::escape::terminal(v.query.unwrap_or(""));
             if v.verdict == Verdict::Unknown && v.code.is_none() {
-                blocks.push(format!("{q}: unknown (not in the catalogue)\n"));
+                blocks.push(emit::wrap(
+                    &format!("{q}:"),
+                    "unknown (not in the catalogue)",
+                    width,
+                    2,
+                ));
                 continue;
             }
             let lines = [
@@ -200,7 +209,13 @@ pub fn table(views: &[SuiteView<'_>], asked: bool) -> String {
             ];
             let mut out = format!("{q}\n");
             for (k, val) in lines {
-                out.push_str(&format!("  {k:<17} {val}\n"));
+                let line = format!("  {k:<17} {val}");
+                if crate::layout::cells(&line) <= width {
+                    out.push_str(&line);
+                    out.push('\n');
+                } else {
+                    out.push_str(&emit::wrap(&format!("  {k:<17}"), &val, width, 20));
+                }
             }
             blocks.push(out);
         }
@@ -224,10 +239,17 @@ pub fn table(views: &[SuiteView<'_>], asked: bool) -> String {
                 ]
             })
             .collect();
-        let mut out = emit::text_table(
-            &["code", "name", "since", "kx/au", "enc(bits)", "verdict"],
+        let mut out = crate::layout::table(
+            &[
+                Col::keep("code").drop(4),
+                Col::keep("name"),
+                Col::keep("since").drop(3),
+                Col::cut("kx/au", 40, 9).drop(1),
+                Col::cut("enc(bits)", 40, 11).drop(2),
+                Col::keep("verdict"),
+            ],
             &rows,
-            40,
+            width,
         );
         out.push_str(&format!("{} suites\n", views.len()));
         out

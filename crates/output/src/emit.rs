@@ -7,7 +7,7 @@ use std::io::Result;
 
 use tlsgap_agg::{tls_rows, Cell, CountMode, Rows, TlsReport, TLS_ROW_COLUMNS};
 
-use crate::escape;
+use crate::{escape, layout};
 
 /// Writes a result of type `R` in one output format.
 pub trait Emitter<R: ?Sized> {
@@ -15,11 +15,24 @@ pub trait Emitter<R: ?Sized> {
     fn emit(&self, result: &R, out: &mut dyn Write) -> Result<()>;
 }
 
-/// Aligned text for a terminal, readable in 80 columns.
-#[derive(Debug, Default)]
+/// Aligned text for a terminal, in `width` columns.
+#[derive(Debug)]
 pub struct Table {
-    /// The summary line printed under the table.
+    /// The summary printed under the table (each of its lines folded to the width).
     pub summary: String,
+    /// The terminal's width in cells: the table fits it (leaving out the FS and AEAD
+    /// columns, then the verdict, when it is narrow; a long name goes on a line of
+    /// its own, never cut).
+    pub width: usize,
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        Table {
+            summary: String::new(),
+            width: DEFAULT_WIDTH,
+        }
+    }
 }
 
 /// CSV with a header row. Text cells go through [`escape::csv_field`]: by default
@@ -56,7 +69,7 @@ fn polars_error(e: polars::prelude::PolarsError) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 
-const WIDTH: usize = 80;
+pub use crate::layout::{wrap, DEFAULT_WIDTH};
 
 /// Digits grouped by thousands (`1,234,567`).
 pub fn thousands(n: u64) -> String {
@@ -84,7 +97,9 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
-/// Cut `s` to `width` characters, marking the cut with `…`.
+/// Cut `s` to `width` characters, marking the cut with `…` (characters, for the
+/// report's templates and charts; terminal tables use [`crate::layout::fit`], which
+/// counts terminal cells).
 pub fn fit(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         return s.to_string();
@@ -105,88 +120,163 @@ impl Emitter<TlsReport> for Table {
     }
 }
 
+/// Which columns of the `tls` table are shown, widest first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TlsColumns {
+    All,
+    NoFsAead,
+    NoVerdict,
+}
+
+impl TlsColumns {
+    /// Cells after the name: count 1+11, share 8, verdict 1+12, FS 4, AEAD 5.
+    fn fixed(self) -> usize {
+        match self {
+            TlsColumns::All => 1 + 11 + 8 + 1 + 12 + 4 + 5,
+            TlsColumns::NoFsAead => 1 + 11 + 8 + 1 + 12,
+            TlsColumns::NoVerdict => 1 + 11 + 8,
+        }
+    }
+
+    fn left_out(self) -> &'static str {
+        match self {
+            TlsColumns::All => "",
+            TlsColumns::NoFsAead => "FS, AEAD",
+            TlsColumns::NoVerdict => "verdict, FS, AEAD",
+        }
+    }
+}
+
+/// A row of the `tls` table: the name padded to `name_w` cells, then `rest`; a longer
+/// name on a line (or lines) of its own, whole, and `rest` under it.
+fn name_row(name: &str, name_w: usize, rest: &str, width: usize) -> String {
+    if layout::cells(name) <= name_w {
+        return format!("{}{rest}", layout::label_line(name, name_w, ""));
+    }
+    let indent = name.len() - name.trim_start().len();
+    let pieces = layout::break_long(name.trim_start(), width.saturating_sub(indent));
+    let mut out = String::new();
+    for p in pieces {
+        out.push_str(&" ".repeat(indent));
+        out.push_str(&p);
+        out.push('\n');
+    }
+    out.push_str(&" ".repeat(name_w));
+    out.push_str(rest);
+    out
+}
+
 impl Table {
     /// The table as text (lines may end in blanks).
     fn text(&self, r: &TlsReport) -> std::result::Result<String, std::fmt::Error> {
         use std::fmt::Write as _;
+        let width = self.width;
         let mut out = String::new();
         let unit = match r.count {
             CountMode::Requests => "requests",
             CountMode::Clients => "clients",
         };
-        // count 11, share 8, verdict 12, fs 4, aead 5 = 40 columns after the name.
-        let fixed = 1 + 11 + 8 + 1 + 12 + 4 + 5;
         let longest = r
             .protocols
             .iter()
             .flat_map(|p| {
-                std::iter::once(p.protocol.chars().count())
-                    .chain(p.ciphers.iter().map(|c| c.cipher.chars().count() + 2))
+                std::iter::once(layout::cells(&escape::terminal(&p.protocol))).chain(
+                    p.ciphers
+                        .iter()
+                        .map(|c| layout::cells(&escape::terminal(&c.cipher)) + 2),
+                )
             })
             .max()
             .unwrap_or(0);
         // Wide enough for the total lines' labels.
-        let name_w = longest.max(20).min(WIDTH - fixed);
+        let want = longest.max(20);
+        // The most columns that leave the name 20 cells (or all it needs); at the
+        // narrowest, the name gets what is left and longer names go on lines of
+        // their own.
+        let shown = [TlsColumns::All, TlsColumns::NoFsAead, TlsColumns::NoVerdict]
+            .into_iter()
+            .find(|c| want.min(20) + c.fixed() <= width)
+            .unwrap_or(TlsColumns::NoVerdict);
+        let name_w = want.min(width.saturating_sub(shown.fixed())).max(8);
+        let tail = |verdict: &str, fs: &str, aead: &str| match shown {
+            TlsColumns::All => format!(" {verdict:<12}{fs:<4}{aead:<5}"),
+            TlsColumns::NoFsAead => format!(" {verdict:<12}"),
+            TlsColumns::NoVerdict => String::new(),
+        };
         writeln!(
             &mut out,
-            "{:<name_w$} {:>11}{:>8} {:<12}{:<4}{:<5}",
-            "protocol / cipher", unit, "share", "verdict", "FS", "AEAD"
+            "{}",
+            name_row(
+                "protocol / cipher",
+                name_w,
+                &format!("{unit:>12}{:>8}{}", "share", tail("verdict", "FS", "AEAD")),
+                width
+            )
         )?;
         for p in &r.protocols {
-            let name = fit(&escape::terminal(&p.protocol), name_w);
-            writeln!(
-                &mut out,
-                "{:<name_w$} {:>11}{:>8} {:<12}",
-                name,
+            let name = escape::terminal(&p.protocol);
+            let rest = format!(
+                " {:>11}{:>8}{}",
                 thousands(p.count),
                 percent(p.share),
-                p.verdict.as_str()
-            )?;
+                tail(p.verdict.as_str(), "", "")
+            );
+            writeln!(&mut out, "{}", name_row(&name, name_w, &rest, width))?;
             for c in &p.ciphers {
-                let name = fit(&format!("  {}", escape::terminal(&c.cipher)), name_w);
-                writeln!(
-                    &mut out,
-                    "{:<name_w$} {:>11}{:>8} {:<12}{:<4}{:<5}",
-                    name,
+                let name = format!("  {}", escape::terminal(&c.cipher));
+                let rest = format!(
+                    " {:>11}{:>8}{}",
                     thousands(c.count),
                     percent(c.share),
-                    c.verdict.as_str(),
-                    yes_no(c.forward_secrecy),
-                    yes_no(c.aead)
-                )?;
+                    tail(
+                        c.verdict.as_str(),
+                        yes_no(c.forward_secrecy),
+                        yes_no(c.aead)
+                    )
+                );
+                writeln!(&mut out, "{}", name_row(&name, name_w, &rest, width))?;
             }
         }
-        writeln!(
-            &mut out,
-            "{:<name_w$} {:>11}",
-            format!("TLS total ({unit})"),
-            thousands(r.total)
-        )?;
-        writeln!(
-            &mut out,
-            "{:<name_w$} {:>11}",
-            "plain HTTP (no TLS)",
-            thousands(r.plain)
-        )?;
+        for (label, n) in [
+            (format!("TLS total ({unit})"), r.total),
+            ("plain HTTP (no TLS)".to_string(), r.plain),
+        ] {
+            let rest = format!(" {:>11}", thousands(n));
+            writeln!(&mut out, "{}", name_row(&label, name_w, &rest, width))?;
+        }
+        if shown != TlsColumns::All {
+            out.push_str(&wrap(
+                &format!("(left out to fit {width} columns:"),
+                &format!("{}; set COLUMNS wider to show them)", shown.left_out()),
+                width,
+                2,
+            ));
+        }
         if let Some(key) = r.client_key {
             let what = if key == "addr" {
                 "address"
             } else {
                 "address + User-Agent"
             };
-            writeln!(
-                &mut out,
-                "\n(a client is one {what}, counted by its first TLS request)"
-            )?;
+            out.push('\n');
+            out.push_str(&wrap(
+                "",
+                &format!("(a client is one {what}, counted by its first TLS request)"),
+                layout::measure(width),
+                1,
+            ));
         }
         if let Some(e) = &r.estimate {
-            out.push_str(&estimate_note(e));
+            out.push_str(&estimate_note(e, layout::measure(width)));
         }
         let sm = &r.summary;
+        // Labels take what the two figures (20 cells) leave, up to 42.
+        let label_w = 42.min(width.saturating_sub(20));
+        let figures = |a: &str, b: &str| format!("{a:>11}{b:>9}");
         writeln!(
             &mut out,
-            "\n{:<42}{:>11}{:>9}",
-            "verdict summary", unit, "share"
+            "\n{}",
+            layout::label_line("verdict summary", label_w, &figures(unit, "share"))
         )?;
         for (label, t) in [
             (
@@ -201,10 +291,12 @@ impl Table {
         ] {
             writeln!(
                 &mut out,
-                "  {:<40}{:>11}{:>9}",
-                label,
-                thousands(t.count),
-                percent(t.share)
+                "{}",
+                layout::label_line(
+                    &format!("  {label}"),
+                    label_w,
+                    &figures(&thousands(t.count), &percent(t.share))
+                )
             )?;
         }
         match sm.grade_cap {
@@ -212,16 +304,23 @@ impl Table {
                 writeln!(&mut out, "rating cap implied by this traffic: {g}")?;
                 for c in &sm.caps {
                     let reason = escape::terminal(&c.reason);
-                    writeln!(&mut out, "  {} {}", c.grade, fit(&reason, WIDTH - 4))?;
+                    out.push_str(&wrap(&format!("  {}", c.grade), &reason, width, 4));
                 }
             }
             None => writeln!(&mut out, "rating cap implied by this traffic: none")?,
         }
         if !self.summary.is_empty() {
-            writeln!(&mut out, "\n{}", self.summary)?;
+            out.push('\n');
+            out.push_str(&summary_lines(&self.summary, width));
         }
         Ok(out)
     }
+}
+
+/// A run's summary under a table: each line folded at spaces to `width` cells, its
+/// continuation lines indented by two.
+pub fn summary_lines(summary: &str, width: usize) -> String {
+    summary.lines().map(|l| wrap("", l, width, 2)).collect()
 }
 
 impl Emitter<TlsReport> for Csv {
@@ -367,46 +466,16 @@ impl Emitter<TlsReport> for Parquet {
     }
 }
 
-/// The note that client figures are partly estimates, folded to 80 columns: `note:
+/// The note that client figures are partly estimates, folded to `width` cells: `note:
 /// clients: estimated beyond the memory limit (512 MiB): 1,234 exact + ~5,678
 /// (HyperLogLog, ±0.81% standard error)`, and what that means for per-pair counts.
-pub fn estimate_note(e: &tlsgap_agg::distinct::Estimate) -> String {
+pub fn estimate_note(e: &tlsgap_agg::distinct::Estimate, width: usize) -> String {
     let text = format!(
         "{}; clients first seen after the limit are estimated per row too (one seen \
          with several protocols or ciphers may count under each)",
         e.note()
     );
-    wrap("note:", &text, WIDTH, 6)
-}
-
-/// `text` folded at spaces into lines of at most `width` characters, the first
-/// starting with `first`, the others indented by `indent` spaces.
-pub fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut len = line.chars().count();
-    // A prefix counts as a word: the text goes on after a space.
-    let mut empty = first.is_empty();
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let n = word.chars().count();
-        if !empty && len + 1 + n > width {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = " ".repeat(indent);
-            len = indent;
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-            len += 1;
-        }
-        line.push_str(word);
-        len += n;
-        empty = false;
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-    out
+    wrap("note:", &text, width, 6)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use tlsgap_ciphers::policy::{Expanded, Policy, Reason, Source};
 use tlsgap_ciphers::Protocol;
 
 use crate::emit;
+use crate::layout::{self, Col};
 
 /// One suite of the expansion, as JSON and CSV write it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -113,45 +114,62 @@ pub fn rows(policy: &Policy) -> Vec<ExplainRow> {
         .collect()
 }
 
-/// The heading: what is expanded, at which level.
-pub fn heading(policy: &Policy) -> String {
+/// The heading: what is expanded, at which level, folded to `width` cells (the
+/// cipher string after its `:`, the rest at spaces).
+pub fn heading(policy: &Policy, width: usize) -> String {
     let mut out = String::new();
     match &policy.cipher_string {
         Some(cs) => {
-            out.push_str(&format!("cipher string: {}\n", crate::escape::terminal(cs)));
+            let cs = crate::escape::terminal(cs);
+            // Each element keeps its `:`, so the folded lines join back to the string.
+            let items: Vec<&str> = cs.split_inclusive(':').collect();
+            out.push_str(&layout::wrap_items("cipher string: ", &items, "", width, 2));
             if policy.source == Source::Apache {
-                out.push_str(&format!(
-                    "  (mod_ssl appends {}: no anonymous, NULL or export suites)\n",
-                    tlsgap_ciphers::policy::APACHE_CIPHER_SUFFIX
+                out.push_str(&layout::wrap(
+                    " ",
+                    &format!(
+                        "(mod_ssl appends {}: no anonymous, NULL or export suites)",
+                        tlsgap_ciphers::policy::APACHE_CIPHER_SUFFIX
+                    ),
+                    width,
+                    3,
                 ));
             }
         }
-        None => out.push_str(&format!("profile: {}\n", policy.title())),
+        None => out.push_str(&layout::wrap("profile:", &policy.title(), width, 2)),
     }
     if let Some(level) = policy.seclevel {
-        out.push_str(&format!(
-            "security level: {level}{}\n",
-            policy
-                .seclevel_origin
-                .as_deref()
-                .map(|o| format!(" ({})", crate::escape::terminal(o)))
-                .unwrap_or_default()
+        out.push_str(&layout::wrap(
+            "security level:",
+            &format!(
+                "{level}{}",
+                policy
+                    .seclevel_origin
+                    .as_deref()
+                    .map(|o| format!(" ({})", crate::escape::terminal(o)))
+                    .unwrap_or_default()
+            ),
+            width,
+            2,
         ));
     }
     if !policy.ignored_words.is_empty() {
-        out.push_str(&format!(
-            "skipped (name no suite; OpenSSL skips them too): {}\n",
-            crate::escape::terminal(&policy.ignored_words.join(" "))
+        out.push_str(&layout::wrap(
+            "skipped (name no suite; OpenSSL skips them too):",
+            &crate::escape::terminal(&policy.ignored_words.join(" ")),
+            width,
+            2,
         ));
     }
     out
 }
 
-/// The expansion as a table: usable suites in order, then the rest with the reason.
-pub fn table(policy: &Policy) -> String {
+/// The expansion as a table in `width` cells: usable suites in order, then the rest
+/// with the reason (suite names never cut; see [`crate::layout`]).
+pub fn table(policy: &Policy, width: usize) -> String {
     let rows = rows(policy);
     let usable = rows.iter().filter(|r| r.usable).count();
-    let mut out = heading(policy);
+    let mut out = heading(policy, width);
     out.push_str(&format!(
         "{usable} suites usable, {} out\n\n",
         rows.len() - usable
@@ -169,15 +187,38 @@ pub fn table(policy: &Policy) -> String {
             ]
         })
         .collect();
-    let table = emit::text_table(&["#", "suite", "from", "verdict"], &cells, 34);
-    for (line, r) in table
-        .lines()
-        .zip(std::iter::once(None).chain(rows.iter().map(Some)))
-    {
+    let table = layout::table(
+        &[
+            Col::keep("#"),
+            Col::keep("suite"),
+            Col::keep("from").drop(2),
+            Col::keep("verdict").drop(1),
+        ],
+        &cells,
+        width,
+    );
+    // The table's lines: its header, then one (or, wrapped, more) per suite, then
+    // maybe a line naming columns left out. Each suite's `why` goes under its row.
+    let mut lines = table.lines().peekable();
+    if let Some(h) = lines.next() {
+        out.push_str(h);
+        out.push('\n');
+    }
+    let mut rows_left = rows.iter().peekable();
+    while let Some(line) = lines.next() {
         out.push_str(line);
         out.push('\n');
-        if let Some(r) = r {
-            out.push_str(&emit::wrap("    ", &crate::escape::terminal(&r.why), 80, 6));
+        // A row's continuation lines start with a blank (the `#` column is empty).
+        let row_ends = lines.peek().is_none_or(|next| !next.starts_with(' '));
+        if row_ends {
+            if let Some(r) = rows_left.next() {
+                out.push_str(&emit::wrap(
+                    "    ",
+                    &crate::escape::terminal(&r.why),
+                    layout::measure(width),
+                    6,
+                ));
+            }
         }
     }
     out
@@ -231,8 +272,13 @@ mod tests {
         assert_eq!(r.reason, Some("suite_not_listed"));
         let r = get("DHE-RSA-AES128-SHA");
         assert_eq!(r.reason, None, "{r:?}");
-        let t = table(&p);
+        let t = table(&p, 80);
         assert!(t.contains("security level: 3"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        for width in [60, 40, 20] {
+            let t = table(&p, width);
+            let widest = t.lines().map(|l| l.chars().count()).max().unwrap();
+            assert!(widest <= width.max(30), "{width}: {widest}\n{t}");
+        }
     }
 }

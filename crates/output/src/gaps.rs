@@ -3,8 +3,9 @@
 
 use tlsgap_agg::gaps::{Dist, Gap, GapKind, GapsReport};
 
-use crate::emit::{fit, text_table, thousands};
+use crate::emit::{thousands, wrap};
 use crate::escape;
+use crate::layout::{self, fit, Col};
 
 fn secs(x: f64) -> String {
     // `+ 0.0` turns -0.0 into 0.0.
@@ -21,63 +22,95 @@ fn dist_cells(d: &Dist) -> Vec<String> {
     ]
 }
 
-fn gap_block(out: &mut String, g: &Gap) {
-    let what = match &g.detail {
-        Some(d) => format!("{} ({})", g.cause.as_str(), d),
-        None => g.cause.as_str().to_string(),
-    };
+/// Where a gap's detail lines start.
+const DETAIL: usize = 11;
+
+fn gap_block(out: &mut String, g: &Gap, width: usize) {
+    let head = format!("{:>8}s  {}", secs(g.seconds), g.cause.as_str());
+    let pid = format!("pid {}", g.pid);
+    match &g.detail {
+        // The cause's detail in parentheses on the first line when it fits there,
+        // else folded on lines of its own under it.
+        Some(d) => {
+            let d = escape::terminal(d);
+            let one = format!("{head} ({d})  {pid}");
+            if layout::cells(&one) <= width {
+                out.push_str(&one);
+                out.push('\n');
+            } else {
+                out.push_str(&format!("{head}  {pid}\n"));
+                // (`wrap` puts a blank after its first argument.)
+                out.push_str(&wrap(&" ".repeat(DETAIL - 1), &d, width, DETAIL));
+            }
+        }
+        None => out.push_str(&format!("{head}  {pid}\n")),
+    }
+    let pad = " ".repeat(DETAIL);
+    let span = format!("{pad}{} -> {}", g.start, g.end);
+    if layout::cells(&span) <= width {
+        out.push_str(&span);
+        out.push('\n');
+    } else {
+        out.push_str(&format!("{pad}{}\n{pad}-> {}\n", g.start, g.end));
+    }
+    // Trace text is cut (with `…`) to today's lengths, or to what the width leaves.
+    let room = |label: usize, most: usize| most.min(width.saturating_sub(DETAIL + label)).max(8);
+    let line_no = g.line.to_string();
     out.push_str(&format!(
-        "{:>8}s  {}  pid {}\n",
-        secs(g.seconds),
-        escape::terminal(&what),
-        g.pid,
-    ));
-    out.push_str(&format!("           {} -> {}\n", g.start, g.end));
-    out.push_str(&format!(
-        "           at {}:{}\n",
-        fit(&escape::terminal(&g.file), 50),
-        g.line
+        "{pad}at {}:{line_no}\n",
+        fit(&escape::terminal(&g.file), room(4 + line_no.len(), 50)),
     ));
     if let (Some(c), true) = (&g.call, g.inside_call) {
         out.push_str(&format!(
-            "           inside {}\n",
-            fit(&escape::terminal(c), 66)
+            "{pad}inside {}\n",
+            fit(&escape::terminal(c), room(7, 66))
         ));
     }
     if let Some(b) = &g.before {
         out.push_str(&format!(
-            "           before {}\n",
-            fit(&escape::terminal(b), 66)
+            "{pad}before {}\n",
+            fit(&escape::terminal(b), room(7, 66))
         ));
     }
     if let Some(a) = &g.after {
         out.push_str(&format!(
-            "           after  {}\n",
-            fit(&escape::terminal(a), 66)
+            "{pad}after  {}\n",
+            fit(&escape::terminal(a), room(7, 66))
         ));
     }
     if !g.resources.is_empty() {
         let list = g.resources.join(", ");
         out.push_str(&format!(
-            "           touched {}\n",
-            fit(&escape::terminal(&list), 65)
+            "{pad}touched {}\n",
+            fit(&escape::terminal(&list), room(8, 65))
         ));
     }
 }
 
-/// Render `r` for a terminal.
-pub fn render(r: &GapsReport) -> String {
+/// Render `r` for a terminal of `width` cells: sentences folded, the tables' less
+/// telling columns left out when narrow (see [`crate::layout`]), trace text cut.
+pub fn render(r: &GapsReport, width: usize) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "{} gaps of at least {}s, {} blocked intervals, in {} trace lines ({} skipped)\n",
-        thousands(r.gaps.len() as u64),
-        r.min_gap_seconds,
-        thousands(r.blocked.len() as u64),
-        thousands(r.lines.trace),
-        thousands(r.lines.skipped),
+    out.push_str(&wrap(
+        "",
+        &format!(
+            "{} gaps of at least {}s, {} blocked intervals, in {} trace lines ({} skipped)",
+            thousands(r.gaps.len() as u64),
+            r.min_gap_seconds,
+            thousands(r.blocked.len() as u64),
+            thousands(r.lines.trace),
+            thousands(r.lines.skipped),
+        ),
+        width,
+        2,
     ));
     for n in &r.notes {
-        out.push_str(&format!("note: {}\n", escape::terminal(n)));
+        out.push_str(&wrap(
+            "note:",
+            &escape::terminal(n),
+            layout::measure(width),
+            6,
+        ));
     }
     if !r.by_cause.is_empty() {
         out.push('\n');
@@ -90,12 +123,18 @@ pub fn render(r: &GapsReport) -> String {
                 row
             })
             .collect();
-        out.push_str(&text_table(
+        out.push_str(&layout::table(
             &[
-                "cause", "list", "count", "total s", "p50 s", "p95 s", "max s",
+                Col::cut("cause", 20, 8),
+                Col::cut("list", 20, 5).drop(3),
+                Col::keep("count"),
+                Col::keep("total s"),
+                Col::keep("p50 s").drop(1),
+                Col::keep("p95 s").drop(2),
+                Col::keep("max s"),
             ],
             &rows,
-            20,
+            width,
         ));
     }
     let resources: Vec<Vec<String>> = r
@@ -110,11 +149,24 @@ pub fn render(r: &GapsReport) -> String {
         })
         .collect();
     if !resources.is_empty() {
-        out.push_str("\nlast file or socket touched before the gap\n");
-        out.push_str(&text_table(
-            &["resource", "count", "total s", "p50 s", "p95 s", "max s"],
+        out.push('\n');
+        out.push_str(&crate::layout::wrap(
+            "",
+            "last file or socket touched before the gap",
+            width,
+            2,
+        ));
+        out.push_str(&layout::table(
+            &[
+                Col::cut("resource", 36, 16),
+                Col::keep("count"),
+                Col::keep("total s"),
+                Col::keep("p50 s").drop(1),
+                Col::keep("p95 s").drop(2),
+                Col::keep("max s"),
+            ],
             &resources,
-            36,
+            width,
         ));
     }
     if !r.by_pid.is_empty() {
@@ -133,16 +185,22 @@ pub fn render(r: &GapsReport) -> String {
             })
             .collect();
         out.push('\n');
-        out.push_str(&text_table(
-            &["pid", "gaps", "gap s", "blocked", "blocked s"],
+        out.push_str(&layout::table(
+            &[
+                Col::cut("pid", 12, 6),
+                Col::keep("gaps"),
+                Col::keep("gap s"),
+                Col::keep("blocked").drop(1),
+                Col::keep("blocked s"),
+            ],
             &rows,
-            12,
+            width,
         ));
     }
     if !r.top.is_empty() {
         out.push_str(&format!("\nlongest {} gaps\n", r.top.len()));
         for g in &r.top {
-            gap_block(&mut out, g);
+            gap_block(&mut out, g, width);
         }
     }
     let failed: Vec<String> = r
@@ -152,7 +210,8 @@ pub fn render(r: &GapsReport) -> String {
         .map(|i| escape::terminal(&i.name).into_owned())
         .collect();
     if !failed.is_empty() {
-        out.push_str(&format!("\nno lines read from: {}\n", failed.join(", ")));
+        out.push('\n');
+        out.push_str(&wrap("no lines read from:", &failed.join(", "), width, 2));
     }
     out
 }

@@ -34,6 +34,7 @@ pub mod escape;
 pub mod explain;
 pub mod file;
 pub mod gaps;
+pub mod layout;
 pub mod periods;
 pub mod prom;
 pub mod report;

@@ -3,8 +3,9 @@
 
 use tlsgap_agg::{Cell, Rows};
 
-use crate::emit::{fit, percent, thousands};
+use crate::emit::{percent, thousands};
 use crate::escape;
+use crate::layout::wrap_items;
 
 fn text(c: Option<&Cell>) -> String {
     match c {
@@ -44,8 +45,9 @@ pub fn periods_json(rows: &Rows) -> serde_json::Value {
     serde_json::Value::Array(out)
 }
 
-/// The `--by` section under the table: each period's requests and protocol shares.
-pub fn period_table(rows: &Rows) -> String {
+/// The `--by` section under the table: each period's requests and protocol shares,
+/// every share shown: what does not fit `width` cells goes on continuation lines.
+pub fn period_table(rows: &Rows, width: usize) -> String {
     let mut lines: Vec<(String, u64, Vec<String>)> = Vec::new();
     for r in &rows.rows {
         let period = text(r.first());
@@ -66,13 +68,18 @@ pub fn period_table(rows: &Rows) -> String {
             _ => lines.push((period, n, vec![item])),
         }
     }
-    let mut out = String::from("\nby period (requests; protocol shares within the period)\n");
+    let mut out = String::from("\n");
+    out.push_str(&crate::emit::wrap(
+        "",
+        "by period (requests; protocol shares within the period)",
+        width,
+        2,
+    ));
+    // Continuation lines start under the first share, or further left when narrow.
+    let indent = 27.min(width / 3);
     for (period, n, items) in lines {
-        out.push_str(&format!(
-            "{period:<14}{:>11}  {}\n",
-            thousands(n),
-            fit(&items.join("  "), 52)
-        ));
+        let head = format!("{period:<14}{:>11}", thousands(n));
+        out.push_str(&wrap_items(&head, &items, "  ", width, indent));
     }
     out
 }

@@ -2,29 +2,34 @@
 
 use tlsgap_agg::whatif::WhatifReport;
 
-use crate::emit::{self, fit, percent, thousands};
+use crate::emit::{self, percent, summary_lines, thousands, wrap};
 use crate::escape;
+use crate::layout::{self, fit, Col};
 
-/// The `whatif` table, with the summary line under it.
-pub fn table(r: &WhatifReport, summary: &str) -> String {
+/// The `whatif` table, with the summary under it, in `width` cells (see
+/// [`crate::layout`]): the suite table drops its verdict, then its clients, when
+/// narrow; User-Agents and addresses are cut with `…`; sentences are folded.
+pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
     let mut out = String::new();
     let p = &r.policy;
-    out.push_str(&format!(
-        "policy: {}{}\n",
+    // One line of the policy's description, folded (continuations under its text).
+    let fold = |line: String| layout::fold(&line, width, 2);
+    out.push_str(&fold(format!(
+        "policy: {}{}",
         p.name,
         p.version
             .as_deref()
             .map(|v| format!(" (Mozilla guideline {v})"))
             .unwrap_or_default(),
-    ));
+    )));
     if let Some(level) = p.seclevel {
-        out.push_str(&format!(
-            "  OpenSSL 3 security level: {level}{}\n",
+        out.push_str(&fold(format!(
+            "  OpenSSL 3 security level: {level}{}",
             p.seclevel_origin
                 .as_deref()
                 .map(|o| format!(" ({})", escape::terminal(o)))
                 .unwrap_or_default()
-        ));
+        )));
     }
     let off: Vec<&str> = p
         .configured_protocols
@@ -32,8 +37,8 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
         .filter(|c| !p.protocols.contains(c))
         .copied()
         .collect();
-    out.push_str(&format!(
-        "  protocols: {}{}\n  TLS 1.2 and older suites: {}\n  TLS 1.3 suites: {}\n",
+    out.push_str(&fold(format!(
+        "  protocols: {}{}",
         p.protocols.join(" "),
         if off.is_empty() {
             String::new()
@@ -43,27 +48,30 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
                 off.join(" ")
             )
         },
+    )));
+    out.push_str(&format!(
+        "  TLS 1.2 and older suites: {}\n  TLS 1.3 suites: {}\n",
         p.tls12_ciphers.len(),
         p.tls13_ciphers.len(),
     ));
     if !p.groups.is_empty() {
-        out.push_str(&format!("  groups: {}\n", p.groups.join(" ")));
+        out.push_str(&fold(format!("  groups: {}", p.groups.join(" "))));
     }
     if !p.ignored_words.is_empty() {
-        out.push_str(&format!(
-            "  skipped (name no suite; OpenSSL skips them too): {}\n",
+        out.push_str(&fold(format!(
+            "  skipped (name no suite; OpenSSL skips them too): {}",
             escape::terminal(&p.ignored_words.join(" "))
-        ));
+        )));
     }
     out.push('\n');
-    out.push_str(&format!(
-        "would refuse {} of {} TLS requests ({})\n",
+    out.push_str(&fold(format!(
+        "would refuse {} of {} TLS requests ({})",
         thousands(r.requests.refused),
         thousands(r.requests.total),
         percent(r.requests.share)
-    ));
-    out.push_str(&format!(
-        "would refuse {} of {} clients ({}) ({}); {} more partly\n",
+    )));
+    out.push_str(&fold(format!(
+        "would refuse {} of {} clients ({}) ({}); {} more partly",
         thousands(r.clients.refused),
         thousands(r.clients.total),
         if r.client_key == "addr" {
@@ -73,14 +81,14 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
         },
         percent(r.clients.share),
         thousands(r.clients.partly)
-    ));
+    )));
     if r.undecided_requests > 0 {
-        out.push_str(&format!(
-            "{} requests name a protocol or suite the catalogue does not know (not counted)\n",
+        out.push_str(&fold(format!(
+            "{} requests name a protocol or suite the catalogue does not know (not counted)",
             thousands(r.undecided_requests)
-        ));
+        )));
     }
-    out.push_str(&format!("note: {}\n", r.caveat));
+    out.push_str(&wrap("note:", r.caveat, layout::measure(width), 6));
     if let Some(e) = &r.estimate {
         out.push_str(&emit::wrap(
             "note:",
@@ -89,7 +97,7 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
                  clients only (requests are exact)",
                 e.note()
             ),
-            80,
+            layout::measure(width),
             6,
         ));
     }
@@ -109,12 +117,17 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
             ]
         })
         .collect();
-    out.push_str(&emit::text_table(
+    out.push_str(&layout::table(
         &[
-            "protocol", "cipher", "requests", "clients", "verdict", "policy",
+            Col::keep("protocol"),
+            Col::keep("cipher"),
+            Col::keep("requests"),
+            Col::keep("clients").drop(2),
+            Col::keep("verdict").drop(1),
+            Col::cut("policy", 34, 8),
         ],
         &rows,
-        34,
+        width,
     ));
     let mut whys: Vec<&str> = Vec::new();
     for c in &r.ciphers {
@@ -127,12 +140,17 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
     if !whys.is_empty() {
         out.push_str("why refused:\n");
         for w in whys.iter().take(WHY_LINES) {
-            out.push_str(&emit::wrap(" ", &escape::terminal(w), 80, 4));
+            out.push_str(&wrap(" ", &escape::terminal(w), layout::measure(width), 4));
         }
         if whys.len() > WHY_LINES {
-            out.push_str(&format!(
-                "  ... and {} more (--format json: `why` of each row)\n",
-                whys.len() - WHY_LINES
+            out.push_str(&wrap(
+                " ",
+                &format!(
+                    "... and {} more (--format json: `why` of each row)",
+                    whys.len() - WHY_LINES
+                ),
+                width,
+                4,
             ));
         }
     }
@@ -150,10 +168,16 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
             ]
         })
         .collect();
-    out.push_str(&emit::text_table(
-        &["client kind", "requests", "refused", "clients", "refused"],
+    out.push_str(&layout::table(
+        &[
+            Col::cut("client kind", 20, 8),
+            Col::keep("requests"),
+            Col::keep("refused"),
+            Col::keep("clients"),
+            Col::keep("refused"),
+        ],
         &rows,
-        20,
+        width,
     ));
     if !r.top_user_agents.is_empty() {
         out.push_str("\ntop refused User-Agents\n");
@@ -162,7 +186,10 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
                 "{:>11}  {:<8} {}\n",
                 thousands(u.refused_requests),
                 u.kind.as_str(),
-                fit(&escape::terminal(&u.user_agent), 58)
+                fit(
+                    &escape::terminal(&u.user_agent),
+                    58.min(width.saturating_sub(22)).max(8)
+                )
             ));
         }
     }
@@ -172,11 +199,15 @@ pub fn table(r: &WhatifReport, summary: &str) -> String {
             out.push_str(&format!(
                 "{:>11}  {}\n",
                 thousands(a.refused_requests),
-                fit(&escape::terminal(&a.client), 60)
+                fit(
+                    &escape::terminal(&a.client),
+                    60.min(width.saturating_sub(13)).max(8)
+                )
             ));
         }
     }
-    out.push_str(&format!("\n{summary}\n"));
+    out.push('\n');
+    out.push_str(&summary_lines(summary, width));
     out
 }
 

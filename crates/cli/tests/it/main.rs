@@ -41,3 +41,4 @@ mod shapes;
 mod tls;
 mod util;
 mod whatif;
+mod width;

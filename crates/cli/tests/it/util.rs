@@ -7,9 +7,12 @@ use std::process::Output;
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// The binary under test.
+/// The binary under test, without `COLUMNS` (tables are laid out for 80 columns
+/// whatever the shell running the tests exports; `width.rs` sets it).
 pub fn tlsgap() -> Command {
-    Command::cargo_bin("tlsgap").unwrap()
+    let mut c = Command::cargo_bin("tlsgap").unwrap();
+    c.env_remove("COLUMNS");
+    c
 }
 
 /// Its path, for `std::process::Command` (pipes closed early).
