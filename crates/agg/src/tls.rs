@@ -7,7 +7,6 @@ use tlsgap_parser::lossless_text;
 use crate::distinct::{self, Budget, Estimate, Hll, RELATIVE_STANDARD_ERROR};
 use crate::lines::{LineStats, LinesReport};
 use crate::pairs::PairIndex;
-use crate::totals::RequestTotals;
 use crate::verdict::{cipher_facts, protocol_verdict, Verdict};
 
 /// What is counted.
@@ -340,23 +339,15 @@ impl TlsAgg {
     }
 
     /// The requests counted by [`TlsAgg::add`], one by one, in either mode (not the
-    /// clients of [`TlsAgg::add_sketched`]), by protocol and cipher as lossless text.
-    pub fn request_totals(&self) -> RequestTotals {
-        let mut out = RequestTotals {
-            plain: self.plain,
-            ..RequestTotals::default()
-        };
-        for ((p, c), &n) in self.pairs.iter().zip(self.counts.iter()) {
-            if n == 0 {
-                continue;
-            }
-            *out.tls
-                .entry(lossless_text(p).into_owned())
-                .or_default()
-                .entry(lossless_text(c).into_owned())
-                .or_default() += n;
-        }
-        out
+    /// clients of [`TlsAgg::add_sketched`]): (protocol, cipher, requests) of every
+    /// pair seen, as logged, and the plain requests.
+    pub fn request_counts(&self) -> (impl Iterator<Item = (&[u8], &[u8], u64)>, u64) {
+        let pairs = self
+            .pairs
+            .iter()
+            .zip(self.counts.iter())
+            .map(|((p, c), &n)| (&p[..], &c[..], n));
+        (pairs, self.plain)
     }
 
     /// The distinct clients seen (clients mode only; estimated beyond the budget).

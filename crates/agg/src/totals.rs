@@ -22,10 +22,10 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use tlsgap_parser::Reason;
+use tlsgap_parser::{lossless_text, Reason};
 
 use crate::lines::LineStats;
-use crate::tls::{CountMode, TlsReport};
+use crate::tls::{CountMode, TlsAgg, TlsReport};
 
 /// Requests counted one by one (never distinct clients).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +34,29 @@ pub struct RequestTotals {
     pub tls: BTreeMap<String, BTreeMap<String, u64>>,
     /// Requests without TLS.
     pub plain: u64,
+}
+
+impl TlsAgg {
+    /// The requests counted by [`TlsAgg::add`], one by one, in either mode (not the
+    /// clients of [`TlsAgg::add_sketched`]), by protocol and cipher as lossless text.
+    pub fn request_totals(&self) -> RequestTotals {
+        let (pairs, plain) = self.request_counts();
+        let mut out = RequestTotals {
+            plain,
+            ..RequestTotals::default()
+        };
+        for (p, c, n) in pairs {
+            if n == 0 {
+                continue;
+            }
+            *out.tls
+                .entry(lossless_text(p).into_owned())
+                .or_default()
+                .entry(lossless_text(c).into_owned())
+                .or_default() += n;
+        }
+        out
+    }
 }
 
 impl RequestTotals {
