@@ -68,11 +68,32 @@ pub enum Role {
     Duration,
     Pid,
     Vhost,
+    /// The cipher suites the client offered (nginx `$ssl_ciphers`, httpd trunk
+    /// `SSL_CLIENTHELLO_CIPHERS`).
+    TlsOfferedCiphers,
+    /// The groups (curves) the client offered (nginx `$ssl_curves`, httpd trunk
+    /// `SSL_CLIENTHELLO_GROUPS`).
+    TlsOfferedGroups,
+    /// The negotiated key-exchange group (nginx `$ssl_curve`).
+    TlsGroup,
+    /// Whether the session was resumed (nginx `$ssl_session_reused`, mod_ssl
+    /// `SSL_SESSION_RESUMED`).
+    TlsSessionReused,
+    /// The ClientHello's legacy version field (httpd trunk `SSL_CLIENTHELLO_VERSION`).
+    TlsHelloVersion,
+    /// The `supported_versions` extension (httpd trunk `SSL_CLIENTHELLO_VERSIONS`).
+    TlsHelloVersions,
+    /// The ClientHello's extension ids (httpd trunk `SSL_CLIENTHELLO_EXTENSIONS`).
+    TlsHelloExtensions,
+    /// The EC point formats (httpd trunk `SSL_CLIENTHELLO_EC_FORMATS`).
+    TlsHelloEcFormats,
+    /// The signature algorithms (httpd trunk `SSL_CLIENTHELLO_SIG_ALGOS`).
+    TlsHelloSigAlgs,
 }
 
 impl Role {
     /// Every role, in the order of the canonical export columns.
-    pub const ALL: [Role; 19] = [
+    pub const ALL: [Role; 28] = [
         Role::Time,
         Role::Client,
         Role::Ident,
@@ -92,6 +113,15 @@ impl Role {
         Role::Duration,
         Role::Pid,
         Role::Vhost,
+        Role::TlsOfferedCiphers,
+        Role::TlsOfferedGroups,
+        Role::TlsGroup,
+        Role::TlsSessionReused,
+        Role::TlsHelloVersion,
+        Role::TlsHelloVersions,
+        Role::TlsHelloExtensions,
+        Role::TlsHelloEcFormats,
+        Role::TlsHelloSigAlgs,
     ];
 
     /// The canonical column name of the role.
@@ -116,6 +146,15 @@ impl Role {
             Role::Duration => "duration_us",
             Role::Pid => "pid",
             Role::Vhost => "vhost",
+            Role::TlsOfferedCiphers => "tls_offered_ciphers",
+            Role::TlsOfferedGroups => "tls_offered_groups",
+            Role::TlsGroup => "tls_group",
+            Role::TlsSessionReused => "tls_session_reused",
+            Role::TlsHelloVersion => "tls_hello_version",
+            Role::TlsHelloVersions => "tls_hello_versions",
+            Role::TlsHelloExtensions => "tls_hello_extensions",
+            Role::TlsHelloEcFormats => "tls_hello_ec_formats",
+            Role::TlsHelloSigAlgs => "tls_hello_sig_algs",
         }
     }
 
@@ -224,6 +263,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     (
         "combinedssl",
         r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %{SSL_PROTOCOL}x %{SSL_CIPHER}x"#,
+    ),
+    (
+        "nginx-ssl-full",
+        r#"log_format nginx-ssl-full '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher "$ssl_ciphers" "$ssl_curves" $ssl_session_reused $ssl_server_name';"#,
     ),
     (
         "nginx-ssl",
@@ -786,9 +829,34 @@ fn apache_field(dir: &str, letter: &str, arg: Option<&str>) -> Result<FieldSpec,
 }
 
 fn ssl_var(dir: &str, var: &str) -> FieldSpec {
+    let fb = sanitize("", var);
     let mut spec = match var {
         "SSL_PROTOCOL" => FieldSpec::new(dir, Kind::Token, &[Role::TlsProtocol], "ssl_protocol"),
         "SSL_CIPHER" => FieldSpec::new(dir, Kind::Token, &[Role::TlsCipher], "ssl_cipher"),
+        "SSL_SESSION_RESUMED" => FieldSpec::new(dir, Kind::Token, &[Role::TlsSessionReused], &fb),
+        // httpd trunk's `SSLClientHelloVars On`: hex lists, four digits an item (two
+        // for the EC point formats).
+        "SSL_CLIENTHELLO_CIPHERS" => {
+            FieldSpec::new(dir, Kind::Token, &[Role::TlsOfferedCiphers], &fb)
+        }
+        "SSL_CLIENTHELLO_GROUPS" => {
+            FieldSpec::new(dir, Kind::Token, &[Role::TlsOfferedGroups], &fb)
+        }
+        "SSL_CLIENTHELLO_VERSION" => {
+            FieldSpec::new(dir, Kind::Token, &[Role::TlsHelloVersion], &fb)
+        }
+        "SSL_CLIENTHELLO_VERSIONS" => {
+            FieldSpec::new(dir, Kind::Token, &[Role::TlsHelloVersions], &fb)
+        }
+        "SSL_CLIENTHELLO_EXTENSIONS" => {
+            FieldSpec::new(dir, Kind::Token, &[Role::TlsHelloExtensions], &fb)
+        }
+        "SSL_CLIENTHELLO_EC_FORMATS" => {
+            FieldSpec::new(dir, Kind::Token, &[Role::TlsHelloEcFormats], &fb)
+        }
+        "SSL_CLIENTHELLO_SIG_ALGOS" => {
+            FieldSpec::new(dir, Kind::Token, &[Role::TlsHelloSigAlgs], &fb)
+        }
         other => FieldSpec::new(dir, Kind::Text, &[], &sanitize("", other)),
     };
     // Before 2.4.64 mod_ssl values were not escaped (CVE-2024-47252).
@@ -960,6 +1028,10 @@ fn nginx_field(dir: &str, name: &str) -> FieldSpec {
         "http_user_agent" => f(Text, &[R::UserAgent], "http_user_agent"),
         "ssl_protocol" => f(Token, &[R::TlsProtocol], "ssl_protocol"),
         "ssl_cipher" => f(Token, &[R::TlsCipher], "ssl_cipher"),
+        "ssl_ciphers" => f(Token, &[R::TlsOfferedCiphers], name),
+        "ssl_curves" => f(Token, &[R::TlsOfferedGroups], name),
+        "ssl_curve" => f(Token, &[R::TlsGroup], name),
+        "ssl_session_reused" => f(Token, &[R::TlsSessionReused], name),
         "request_time" => {
             let mut s = f(Decimal, &[R::Duration], "request_time");
             s.micros_per_unit = Some(1_000_000);
@@ -978,6 +1050,45 @@ fn nginx_field(dir: &str, name: &str) -> FieldSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offer_fields_have_roles_in_both_dialects() {
+        let n = Format::compile("nginx-ssl-full").unwrap();
+        for (role, column) in [
+            (Role::TlsOfferedCiphers, "tls_offered_ciphers"),
+            (Role::TlsOfferedGroups, "tls_offered_groups"),
+            (Role::TlsSessionReused, "tls_session_reused"),
+        ] {
+            let i = n.role(role).unwrap_or_else(|| panic!("{role:?}"));
+            assert_eq!(n.fields[i].name, column);
+        }
+        assert!(n.fields.iter().any(|f| f.name == "ssl_server_name"));
+        let n = Format::compile("$remote_addr $ssl_curve $ssl_curves").unwrap();
+        assert!(n.has(Role::TlsGroup) && n.has(Role::TlsOfferedGroups));
+        let a = Format::compile(
+            "%h %{SSL_CLIENTHELLO_VERSION}x %{SSL_CLIENTHELLO_CIPHERS}x %{SSL_CLIENTHELLO_EXTENSIONS}x \
+             %{SSL_CLIENTHELLO_GROUPS}x %{SSL_CLIENTHELLO_EC_FORMATS}x %{SSL_CLIENTHELLO_SIG_ALGOS}x \
+             %{SSL_CLIENTHELLO_VERSIONS}x %{SSL_SESSION_RESUMED}x %{SSL_CLIENTHELLO_CIPHERS}x",
+        )
+        .unwrap();
+        for role in [
+            Role::TlsHelloVersion,
+            Role::TlsOfferedCiphers,
+            Role::TlsHelloExtensions,
+            Role::TlsOfferedGroups,
+            Role::TlsHelloEcFormats,
+            Role::TlsHelloSigAlgs,
+            Role::TlsHelloVersions,
+            Role::TlsSessionReused,
+        ] {
+            assert!(a.has(role), "{role:?}");
+        }
+        // A second field of a role keeps a name of its own.
+        assert_eq!(
+            a.fields.last().map(|f| f.name.as_str()),
+            Some("ssl_clienthello_ciphers")
+        );
+    }
 
     #[test]
     fn presets_compile_and_have_roles() {
