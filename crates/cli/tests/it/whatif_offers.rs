@@ -157,10 +157,12 @@ fn nginx_offers_are_decided_exactly_and_the_rest_by_upper_bound() {
             // Server order: AES256 before AES128 in `ECDHE+AESGCM`; the resumed line
             // logs no groups, so none is named.
             (s("TLSv1.2"), s("ECDHE-RSA-AES128-GCM-SHA256"), None, 1),
+            // With server preference the curve follows the server's order too
+            // (OpenSSL's default list has prime256v1 before secp384r1).
             (
                 s("TLSv1.2"),
                 s("ECDHE-RSA-AES256-GCM-SHA384"),
-                Some(s("secp384r1")),
+                Some(s("prime256v1")),
                 1
             ),
             // OpenSSL's default TLS 1.3 order starts with AES-256; curl's key share
@@ -264,7 +266,7 @@ fn without_offer_fields_nothing_changes() {
     let dir = util::tempdir();
     let log = nginx_log(dir.path());
     // The same lines read with a format that names the offer fields as other text.
-    let other = r#"log_format x '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher "$http_x_a" "$http_x_b" $connection_requests $host';"#;
+    let other = r#"log_format x '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher "$http_x_a" "$http_x_b" $http_x_c $host';"#;
     let v = json(&whatif(&[
         "--log-format",
         other,
