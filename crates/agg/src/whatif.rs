@@ -804,7 +804,7 @@ impl WhatifAgg {
                 })
             })
             .collect();
-        r.by_reason.sort_by(|a, b| b.requests.cmp(&a.requests));
+        r.by_reason.sort_by_key(|f| std::cmp::Reverse(f.requests));
         let mut rows: Vec<NegotiatedRow> = negotiated
             .into_iter()
             .map(|((p, c, g), n)| NegotiatedRow {

@@ -998,6 +998,11 @@ impl From<CountArg> for CountMode {
     }
 }
 
+fn parse_certs(s: &str) -> Result<tlsgap_ciphers::handshake::Certs, String> {
+    tlsgap_ciphers::handshake::Certs::parse(s)
+        .ok_or_else(|| format!("`{s}`: rsa, ecdsa or rsa+ecdsa"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1059,9 +1064,4 @@ mod tests {
         assert_eq!(c.window.until.as_deref(), Some("today"));
         assert_eq!(c.by, Some(PeriodArg::Hour));
     }
-}
-
-fn parse_certs(s: &str) -> Result<tlsgap_ciphers::handshake::Certs, String> {
-    tlsgap_ciphers::handshake::Certs::parse(s)
-        .ok_or_else(|| format!("`{s}`: rsa, ecdsa or rsa+ecdsa"))
 }
