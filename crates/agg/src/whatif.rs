@@ -854,6 +854,15 @@ impl OfferFields<'_> {
         self.ciphers.is_some_and(|c| !c.is_empty() && c != b"-")
     }
 
+    /// The offer as one key (the fields joined by `\0`), when one was logged.
+    pub fn to_key(&self) -> Option<Box<[u8]>> {
+        self.logged().then(|| {
+            let mut k = Vec::new();
+            self.key(&mut k);
+            k.into()
+        })
+    }
+
     fn key(&self, out: &mut Vec<u8>) {
         out.clear();
         for (i, f) in [self.ciphers, self.groups, self.versions, self.version]
@@ -936,6 +945,132 @@ pub struct NegotiatedRow {
     pub requests: u64,
     /// Share of the working requests.
     pub share: f64,
+}
+
+/// One TLS request kept for `whatif --list-requests`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedRequest {
+    /// The input's index.
+    pub input: usize,
+    /// The 1-based line number in the input.
+    pub line: u64,
+    /// The client address, raw.
+    pub client: Box<[u8]>,
+    /// The User-Agent, unescaped.
+    pub user_agent: Box<[u8]>,
+    /// The negotiated protocol, raw.
+    pub protocol: Box<[u8]>,
+    /// The negotiated suite, raw.
+    pub cipher: Box<[u8]>,
+    /// The offer ([`OfferFields::to_key`]), when logged.
+    pub offer: Option<Box<[u8]>>,
+}
+
+/// Columns of [`listed_rows`].
+pub const LISTED_COLUMNS: [(&str, CellType); 12] = [
+    ("file", CellType::Text),
+    ("line", CellType::Int),
+    ("client", CellType::Text),
+    ("user_agent", CellType::Text),
+    ("protocol", CellType::Text),
+    ("cipher", CellType::Text),
+    ("offer", CellType::Text),
+    ("outcome", CellType::Text),
+    ("new_protocol", CellType::Text),
+    ("new_cipher", CellType::Text),
+    ("new_group", CellType::Text),
+    ("reason", CellType::Text),
+];
+
+/// One row per listed request: `offer` `yes`/`no`; `outcome` `works`/`fails` (exact,
+/// from the offer) or `allowed`/`refused`/`unknown` (from the negotiated pair only);
+/// what the policy would negotiate (`works`: the new protocol, suite and group;
+/// `allowed`: the logged pair); `reason` of a failure or refusal. Each distinct
+/// (pair, offer) is decided once; `names` are the inputs' names by index.
+pub fn listed_rows(
+    policy: &Policy,
+    certs: Certs,
+    listed: &[ListedRequest],
+    names: &[String],
+) -> Rows {
+    type Decided = [Cell; 6];
+    let mut cache: FxHashMap<(&[u8], &[u8], Option<&[u8]>), Decided> = FxHashMap::default();
+    let mut rows = Rows::new(&LISTED_COLUMNS);
+    for r in listed {
+        let key = (&r.protocol[..], &r.cipher[..], r.offer.as_deref());
+        let decided = cache
+            .entry(key)
+            .or_insert_with(|| decide_request(policy, certs, key.0, key.1, key.2));
+        let mut row: Vec<Cell> = vec![
+            names
+                .get(r.input)
+                .map_or(Cell::Null, |n| Cell::from(n.as_str())),
+            r.line.into(),
+            Cell::from(lossless_text(&r.client).as_ref()),
+            Cell::from(lossless_text(&r.user_agent).as_ref()),
+            Cell::from(lossless_text(&r.protocol).as_ref()),
+            Cell::from(lossless_text(&r.cipher).as_ref()),
+        ];
+        row.extend(decided.iter().cloned());
+        rows.push(row);
+    }
+    rows
+}
+
+fn decide_request(
+    policy: &Policy,
+    certs: Certs,
+    protocol: &[u8],
+    cipher: &[u8],
+    offer: Option<&[u8]>,
+) -> [Cell; 6] {
+    let n = Cell::Null;
+    let (protocol, cipher) = (lossless_text(protocol), lossless_text(cipher));
+    let offer = offer.map(parse_offer_key).filter(|o| !o.is_empty());
+    match offer {
+        Some(o) => match handshake::negotiate(policy, certs, &o, Protocol::parse(&protocol)) {
+            Outcome::Works(w) => [
+                "yes".into(),
+                "works".into(),
+                w.protocol.as_str().into(),
+                suite_name(w.suite).into(),
+                w.group.map_or(Cell::Null, |g| g.name.into()),
+                n,
+            ],
+            Outcome::Fails(f) => [
+                "yes".into(),
+                "fails".into(),
+                n.clone(),
+                n.clone(),
+                n,
+                f.as_str().into(),
+            ],
+        },
+        None => {
+            let j = judge(policy, &protocol, &cipher);
+            let (outcome, kept) = match j.decision {
+                Decision::Allowed => ("allowed", true),
+                Decision::RefusedProtocol | Decision::RefusedCipher => ("refused", false),
+                Decision::Unknown => ("unknown", false),
+            };
+            [
+                "no".into(),
+                outcome.into(),
+                if kept {
+                    Cell::from(protocol.as_ref())
+                } else {
+                    n.clone()
+                },
+                if kept {
+                    Cell::from(cipher.as_ref())
+                } else {
+                    n.clone()
+                },
+                n,
+                j.reason.map_or(Cell::Null, |r| r.as_str().into()),
+            ]
+        }
+    }
 }
 
 /// Add `n` requests of `pair` to a client's tallies.

@@ -128,7 +128,7 @@ pub struct InputArgs {
     /// Log format: a preset name, an Apache LogFormat or an nginx log_format.
     ///
     /// Presets: combined, common, vhost_combined, combinedssl, ssl_request,
-    /// nginx-combined, nginx-ssl. `auto` tries the presets on the first lines and
+    /// nginx-combined, nginx-ssl, nginx-ssl-full. `auto` tries the presets on the first lines and
     /// says which one fits. A whole `LogFormat "..." nick` line as pasted from
     /// httpd.conf, or `log_format name [escape=...] '...';` from nginx.conf, works too.
     #[arg(long, value_name = "FMT", default_value = "auto")]
@@ -325,6 +325,13 @@ pub struct WhatifArgs {
     /// How many User-Agents and addresses to list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+
+    /// Also write one CSV row per TLS request to PATH: file, line, client,
+    /// user_agent, protocol, cipher, offer (yes/no), outcome (works/fails from the offer;
+    /// allowed/refused/unknown from the negotiated pair), new_protocol, new_cipher,
+    /// new_group, reason. Holds every TLS request in memory.
+    #[arg(long, value_name = "PATH")]
+    pub list_requests: Option<std::path::PathBuf>,
 
     /// The server's certificates, for the exact answer from logged offers
     /// ($ssl_ciphers, SSL_CLIENTHELLO_CIPHERS): rsa, ecdsa or rsa+ecdsa (default: what

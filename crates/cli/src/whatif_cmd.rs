@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use tlsgap_agg::whatif::{whatif_rows, WhatifReport};
+use tlsgap_agg::whatif::{listed_rows, whatif_rows, WhatifReport};
+use tlsgap_ciphers::handshake::Certs;
 use tlsgap_engine::merge::MergeOptions;
 use tlsgap_engine::whatif::{self, WhatifOptions, WhatifOutcome};
 
@@ -35,6 +36,7 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
         top: args.top,
         client_key: args.client_key.into(),
         certs: args.cert,
+        list_requests: args.list_requests.is_some(),
     };
     let shown = Shown {
         format: format_choice,
@@ -44,15 +46,40 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
         width,
     };
     if !args.dataset.is_empty() {
+        if args.list_requests.is_some() {
+            bail!("--list-requests lists log lines: not with --dataset");
+        }
         return over_dataset(&args, &opts, &shown);
+    }
+    let list_path = args.list_requests.clone();
+    if let Some(p) = &list_path {
+        crate::run::refuse_clobber(&args.input.files, &[("--list-requests", Some(p.as_path()))])?;
     }
     let log = LogRun::new(args.input)?;
     if format_choice == RowsFormat::Parquet && log.output.is_none() {
         bail!("--format parquet needs -o PATH");
     }
-    let WhatifOutcome { report, mut run } = whatif::run(&log.opts, &opts)?;
+    let WhatifOutcome {
+        report,
+        mut run,
+        listed,
+    } = whatif::run(&log.opts, &opts)?;
     if run.strict_hit.is_some() {
         return Ok(Exit::Partial.into());
+    }
+    if let Some(path) = &list_path {
+        // The certificates the report assumed (given, or inferred from the log).
+        let certs = report
+            .exact
+            .as_ref()
+            .and_then(|x| Certs::parse(x.certs))
+            .or(opts.certs)
+            .unwrap_or(Certs::RSA);
+        let names: Vec<String> = run.inputs.iter().map(|i| i.name.clone()).collect();
+        let rows = listed_rows(&opts.policy, certs, &listed, &names);
+        let mut f = output::open(Some(path))?;
+        Csv { raw: shown.csv_raw }.emit(&rows, &mut f)?;
+        f.finish()?;
     }
     let summary = escape::terminal(&run.line()).into_owned();
     let mut out = log.open_output()?;

@@ -1,6 +1,6 @@
 //! What a TLS policy would refuse (`tlsgap whatif`, and the report's three profiles).
 
-use tlsgap_agg::whatif::{OfferFields, WhatifAgg, WhatifReport};
+use tlsgap_agg::whatif::{ListedRequest, OfferFields, WhatifAgg, WhatifReport};
 use tlsgap_ciphers::handshake::Certs;
 use tlsgap_ciphers::policy::{ConfigOptions, Policy, PolicyError};
 use tlsgap_parser::{Format, Record, Role};
@@ -22,6 +22,8 @@ pub struct WhatifOptions {
     /// The server's certificates, for the exact answer from logged offers (`None`:
     /// inferred from the negotiated suites).
     pub certs: Option<Certs>,
+    /// Keep every TLS request for a per-request listing ([`WhatifOutcome::listed`]).
+    pub list_requests: bool,
 }
 
 /// Where a format logs the client's offer (`$ssl_ciphers`, `SSL_CLIENTHELLO_*`).
@@ -76,6 +78,8 @@ pub struct WhatifOutcome {
     pub report: WhatifReport,
     /// Line counts, inputs, `--strict`.
     pub run: RunSummary,
+    /// Every TLS request in input order, with [`WhatifOptions::list_requests`].
+    pub listed: Vec<ListedRequest>,
 }
 
 struct WhatifJob<'f> {
@@ -85,11 +89,14 @@ struct WhatifJob<'f> {
     protocol: Option<usize>,
     cipher: Option<usize>,
     offer: OfferColumns,
+    list: bool,
 }
 
 struct WhatifPartial {
     lines: LinePartial,
     agg: WhatifAgg,
+    /// With `list`: the TLS requests, line numbers relative to the block.
+    listed: Vec<ListedRequest>,
 }
 
 has_lines!(WhatifPartial);
@@ -99,17 +106,30 @@ impl Job for WhatifJob<'_> {
 
     fn run(&self, block: &Block) -> WhatifPartial {
         let mut agg = self.offer.agg(WhatifAgg::new());
-        let lines = self.lines.parse_block(block, |_, rec| {
+        let mut listed = Vec::new();
+        let lines = self.lines.parse_block(block, |rel, rec| {
             let ua = self.user_agent.and_then(|i| rec.value(i));
-            agg.add_offered(
-                self.client.and_then(|i| rec.raw(i)),
-                ua.as_deref(),
-                self.protocol.and_then(|i| rec.raw(i)),
-                self.cipher.and_then(|i| rec.raw(i)),
-                self.offer.read(rec).as_ref(),
-            );
+            let client = self.client.and_then(|i| rec.raw(i));
+            let protocol = self.protocol.and_then(|i| rec.raw(i));
+            let cipher = self.cipher.and_then(|i| rec.raw(i));
+            let offer = self.offer.read(rec);
+            if self.list
+                && (protocol.is_some_and(|p| !p.is_empty())
+                    || cipher.is_some_and(|c| !c.is_empty()))
+            {
+                listed.push(ListedRequest {
+                    input: block.input,
+                    line: rel,
+                    client: client.unwrap_or(b"-").into(),
+                    user_agent: ua.as_deref().unwrap_or(b"-").into(),
+                    protocol: protocol.unwrap_or(b"").into(),
+                    cipher: cipher.unwrap_or(b"").into(),
+                    offer: offer.as_ref().and_then(OfferFields::to_key),
+                });
+            }
+            agg.add_offered(client, ua.as_deref(), protocol, cipher, offer.as_ref());
         });
-        WhatifPartial { lines, agg }
+        WhatifPartial { lines, agg, listed }
     }
 }
 
@@ -300,6 +320,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
         offer: OfferColumns::of(&format),
+        list: opts.list_requests,
     };
     let client_key = crate::tls::effective_client_key(
         opts.client_key,
@@ -310,8 +331,13 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
     let mut total = job
         .offer
         .agg(WhatifAgg::with_memory_limit(run.memory_limit));
-    let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
+    let mut listed = Vec::new();
+    let summary = lines::run_job(run, prepared, &job, &mut bad, |meta, p| {
         total.merge(p.agg);
+        listed.extend(p.listed.into_iter().map(|mut r| {
+            r.line += meta.line_base + 1;
+            r
+        }));
         Ok(())
     })?;
     let report = total.report(
@@ -329,5 +355,6 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
     Ok(WhatifOutcome {
         report,
         run: summary,
+        listed,
     })
 }

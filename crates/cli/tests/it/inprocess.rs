@@ -83,6 +83,7 @@ fn whatif_in_process_equals_the_binary() {
             top: 10,
             client_key: Default::default(),
             certs: None,
+            list_requests: false,
         },
     )
     .unwrap();
@@ -263,6 +264,7 @@ fn report_and_check_call_the_same_analyses() {
             top: 10,
             client_key: Default::default(),
             certs: None,
+            list_requests: false,
         },
     )
     .unwrap();

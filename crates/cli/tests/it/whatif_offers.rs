@@ -262,6 +262,99 @@ fn nginx_offers_are_decided_exactly_and_the_rest_by_upper_bound() {
 }
 
 #[test]
+fn list_requests_decides_each_line() {
+    let dir = util::tempdir();
+    let log = nginx_log(dir.path());
+    let listing = dir.path().join("requests.csv");
+    let o = whatif(&[
+        "--log-format",
+        "nginx-ssl-full",
+        "--policy",
+        STRICT,
+        "--list-requests",
+        path_str(&listing),
+        path_str(&log),
+    ]);
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(&listing).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("file,line,client,user_agent,protocol,cipher,offer,outcome,new_protocol,new_cipher,new_group,reason")
+    );
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| {
+            l.split(',')
+                .map(|c| c.trim_matches('"').to_string())
+                .collect()
+        })
+        .collect();
+    // Six TLS lines; the plain-HTTP line 7 is not listed.
+    let numbers: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(numbers, ["1", "2", "3", "4", "5", "6"]);
+    let cols = |n: usize| -> Vec<&str> { rows[n][6..].iter().map(String::as_str).collect() };
+    assert_eq!(
+        cols(0),
+        [
+            "yes",
+            "works",
+            "TLSv1.3",
+            "TLS_AES_256_GCM_SHA384",
+            "X25519",
+            ""
+        ]
+    );
+    assert_eq!(cols(1), ["yes", "fails", "", "", "", "no_common_protocol"]);
+    assert_eq!(cols(2), ["yes", "fails", "", "", "", "no_common_cipher"]);
+    assert_eq!(
+        cols(3),
+        [
+            "yes",
+            "works",
+            "TLSv1.2",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+            "prime256v1",
+            ""
+        ]
+    );
+    assert_eq!(
+        cols(4),
+        [
+            "yes",
+            "works",
+            "TLSv1.2",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+            "",
+            ""
+        ]
+    );
+    assert_eq!(cols(5), ["no", "refused", "", "", "", "suite_not_listed"]);
+    // The listing agrees with the summary.
+    let fails = rows.iter().filter(|r| r[7] == "fails").count();
+    let v = json(&whatif(&[
+        "--log-format",
+        "nginx-ssl-full",
+        "--policy",
+        STRICT,
+        "--format",
+        "json",
+        path_str(&log),
+    ]));
+    assert_eq!(v["exact"]["fails"], fails);
+    // Never over an input.
+    let o = whatif(&[
+        "--log-format",
+        "nginx-ssl-full",
+        "--policy",
+        STRICT,
+        "--list-requests",
+        path_str(&log),
+        path_str(&log),
+    ]);
+    assert_code(&o, 2);
+}
+
+#[test]
 fn without_offer_fields_nothing_changes() {
     let dir = util::tempdir();
     let log = nginx_log(dir.path());
