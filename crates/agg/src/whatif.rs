@@ -994,7 +994,8 @@ pub fn listed_rows(
     names: &[String],
 ) -> Rows {
     type Decided = [Cell; 6];
-    let mut cache: FxHashMap<(&[u8], &[u8], Option<&[u8]>), Decided> = FxHashMap::default();
+    type Key<'k> = (&'k [u8], &'k [u8], Option<&'k [u8]>);
+    let mut cache: FxHashMap<Key<'_>, Decided> = FxHashMap::default();
     let mut rows = Rows::new(&LISTED_COLUMNS);
     for r in listed {
         let key = (&r.protocol[..], &r.cipher[..], r.offer.as_deref());
