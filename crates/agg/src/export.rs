@@ -39,6 +39,11 @@ pub enum ColumnType {
     Float,
     /// An instant (UTC, microseconds in Parquet; RFC 3339 with the log's offset in text).
     Time,
+    /// A list of text items: what the client offered (`$ssl_ciphers`, `$ssl_curves`,
+    /// `SSL_CLIENTHELLO_*`). A list in Parquet and ndjson, the logged text in CSV.
+    /// The number is the width of one item of httpd's hex encoding (4, or 2 for EC
+    /// point formats); nginx's lists are split on `:`.
+    TextList(u8),
 }
 
 /// One export column.
@@ -73,6 +78,23 @@ pub enum Value<'a> {
     Float(f64),
     /// An instant with the log's offset.
     Time(Timestamp),
+    /// A list, as logged (split by [`list_items`]).
+    List(Cow<'a, str>, u8),
+}
+
+/// The items of a logged list: hex items of `width` digits when the whole value is hex
+/// of a multiple of `width` digits (httpd trunk's `SSL_CLIENTHELLO_*`), else the parts
+/// between `:` (nginx's `$ssl_ciphers`, `$ssl_curves`), empty parts left out.
+pub fn list_items(raw: &str, width: u8) -> Vec<&str> {
+    let w = usize::from(width.max(1));
+    if !raw.is_empty() && raw.len() % w == 0 && raw.bytes().all(|b| b.is_ascii_hexdigit()) {
+        // ASCII only: every `w` bytes are a char boundary.
+        (0..raw.len() / w)
+            .filter_map(|i| raw.get(i * w..(i + 1) * w))
+            .collect()
+    } else {
+        raw.split(':').filter(|p| !p.is_empty()).collect()
+    }
 }
 
 impl ExportSchema {
@@ -173,6 +195,10 @@ impl ExportSchema {
                         .raw(i)
                         .and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok())
                         .map_or(Value::Null, Value::Float),
+                    ColumnType::TextList(width) => match text(rec.value(i)) {
+                        Value::Text(t) if !t.is_empty() && t != "-" => Value::List(t, width),
+                        _ => Value::Null,
+                    },
                     _ => text(rec.value(i)),
                 },
             };
@@ -190,6 +216,17 @@ fn col(name: &str, source: Source, ty: ColumnType) -> Column {
 }
 
 fn field_type(format: &Format, i: usize) -> ColumnType {
+    match format.fields.get(i).and_then(|f| f.role) {
+        Some(
+            Role::TlsOfferedCiphers
+            | Role::TlsOfferedGroups
+            | Role::TlsHelloVersions
+            | Role::TlsHelloExtensions
+            | Role::TlsHelloSigAlgs,
+        ) => return ColumnType::TextList(4),
+        Some(Role::TlsHelloEcFormats) => return ColumnType::TextList(2),
+        _ => {}
+    }
     match format.fields.get(i).map(|f| &f.kind) {
         Some(Kind::Int) => ColumnType::Int,
         Some(Kind::Decimal) => ColumnType::Float,

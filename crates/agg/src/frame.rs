@@ -12,6 +12,7 @@ enum Builder {
     Int(PrimitiveChunkedBuilder<Int64Type>),
     Float(PrimitiveChunkedBuilder<Float64Type>),
     Time(PrimitiveChunkedBuilder<Int64Type>),
+    List(ListStringChunkedBuilder),
 }
 
 /// Accumulates export rows into a DataFrame.
@@ -41,6 +42,9 @@ impl FrameBuilder {
                         Builder::Float(PrimitiveChunkedBuilder::new(name, capacity))
                     }
                     ColumnType::Time => Builder::Time(PrimitiveChunkedBuilder::new(name, capacity)),
+                    ColumnType::TextList(_) => {
+                        Builder::List(ListStringChunkedBuilder::new(name, capacity, capacity * 8))
+                    }
                 }
             })
             .collect();
@@ -70,6 +74,10 @@ impl FrameBuilder {
                 (Builder::Float(b), _) => b.append_null(),
                 (Builder::Time(b), Value::Time(t)) => b.append_value(t.unix_micros()),
                 (Builder::Time(b), _) => b.append_null(),
+                (Builder::List(b), Value::List(s, w)) => {
+                    b.append_values_iter(crate::export::list_items(s, *w).into_iter())
+                }
+                (Builder::List(b), _) => b.append_null(),
             }
         }
         self.rows += 1;
@@ -85,6 +93,7 @@ impl FrameBuilder {
                 Builder::Text(b) => b.finish().into_column(),
                 Builder::Int(b) => b.finish().into_column(),
                 Builder::Float(b) => b.finish().into_column(),
+                Builder::List(mut b) => b.finish().into_column(),
                 Builder::Time(b) => b
                     .finish()
                     .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))

@@ -159,6 +159,7 @@ fn csv_row(values: &[Value<'_>], style: CsvStyle, out: &mut Vec<u8>) {
             Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
             Value::Float(x) => out.extend_from_slice(x.to_string().as_bytes()),
             Value::Time(t) => out.extend_from_slice(t.to_string().as_bytes()),
+            Value::List(s, _) => tlsgap_agg::rows::csv_field(s, style, out),
         }
     }
     out.push(b'\n');
@@ -179,6 +180,9 @@ fn ndjson_row(schema: &ExportSchema, values: &[Value<'_>], out: &mut Vec<u8>) {
             Value::Int(n) => serde_json::to_writer(&mut *out, n),
             Value::Float(x) => serde_json::to_writer(&mut *out, x),
             Value::Time(t) => serde_json::to_writer(&mut *out, &t.to_string()),
+            Value::List(s, w) => {
+                serde_json::to_writer(&mut *out, &tlsgap_agg::export::list_items(s, *w))
+            }
         };
     }
     out.extend_from_slice(b"}\n");

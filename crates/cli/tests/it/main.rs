@@ -21,6 +21,7 @@ mod ciphers;
 mod csv_injection;
 mod dataset;
 mod export;
+mod export_offers;
 mod fleet;
 mod gaps;
 mod gaps_secrets;
