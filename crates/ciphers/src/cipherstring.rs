@@ -531,7 +531,8 @@ impl Traits {
     }
 }
 
-fn min_bits(level: u8) -> u16 {
+/// The minimum security bits of OpenSSL security level `level` (0: none).
+pub(crate) fn min_bits(level: u8) -> u16 {
     match level {
         0 => 0,
         1 => 80,

@@ -224,18 +224,6 @@ pub fn openssl30_default() -> Vec<&'static Group> {
         .collect()
 }
 
-/// The minimum security bits of OpenSSL security level `level` (0: none).
-pub fn seclevel_bits(level: u8) -> u16 {
-    match level {
-        0 => 0,
-        1 => 80,
-        2 => 112,
-        3 => 128,
-        4 => 192,
-        _ => 256,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,7 +38,7 @@
 //! }
 //! ```
 
-use crate::groups::{self, Group};
+use crate::groups::Group;
 use crate::offer::Offer;
 use crate::policy::Policy;
 use crate::suite::{Protocol, Suite};
@@ -182,7 +182,7 @@ fn same(a: &Suite, b: &Suite) -> bool {
 
 /// The groups both sides have at the policy's level, in the preferred side's order.
 fn shared_groups(policy: &Policy, offered: &[&'static Group], tls13: bool) -> Vec<&'static Group> {
-    let floor = groups::seclevel_bits(policy.seclevel.unwrap_or(0));
+    let floor = crate::cipherstring::min_bits(policy.seclevel.unwrap_or(0));
     let usable = |g: &Group| g.bits >= floor && (tls13 || g.tls12);
     let server = &policy.key_groups;
     if policy.prefer_server_ciphers {
