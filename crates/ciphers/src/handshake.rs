@@ -13,9 +13,10 @@
 //!    exchange needs RSA), need no PSK or SRP set-up, and for ECDHE a curve in common.
 //!    None: `no_common_cipher` (or `no_common_group` when only the curve was missing).
 //! 3. **Group** (ECDHE and TLS 1.3): groups both have, at or above the security level.
-//!    TLS 1.3 takes the client's first group when the server has it (clients send a key
-//!    share for their first group; a browser's second share is not logged), else the
-//!    first shared group in the preferred side's order (a HelloRetryRequest); none:
+//!    TLS 1.3 takes the group of a key share the server accepts (clients send one for
+//!    their first group, browsers a second one when the first is a post-quantum
+//!    hybrid), else the first shared group in the server's order, whatever the
+//!    preference (a HelloRetryRequest; observed with the real nginx); none:
 //!    `no_common_group`. TLS <= 1.2 takes the first shared curve in the preferred
 //!    side's order. Without a logged group list, any group is assumed to be in common
 //!    and none is named.
@@ -265,8 +266,20 @@ pub fn negotiate(
     let group = if tls13 {
         match (&offered_groups, &shared) {
             (Some(gs), Some(sh)) => {
-                let first = gs.first().filter(|g| sh.iter().any(|s| s.code == g.code));
-                match first.or(sh.first()) {
+                let in_shared = |g: &Group| sh.iter().any(|s| s.code == g.code);
+                // The key shares: the client's first group, and its second when the
+                // first is a post-quantum hybrid (browsers send both).
+                let shares = if gs.first().is_some_and(|g| g.post_quantum()) {
+                    2
+                } else {
+                    1
+                };
+                let by_share = gs.iter().take(shares).find(|g| in_shared(g));
+                // Else a HelloRetryRequest for the first shared group in the server's
+                // order, whatever the preference (observed with nginx 1.22 and
+                // OpenSSL 3.0, scripts/tls-offers.md).
+                let by_retry = || policy.key_groups.iter().find(|g| in_shared(g));
+                match by_share.or_else(by_retry) {
                     Some(g) => Some(*g),
                     None => return Outcome::Fails(Failure::NoCommonGroup),
                 }
@@ -432,6 +445,32 @@ mod tests {
             works(negotiate(&p, Certs::RSA, &hrr, None)).2,
             Some("secp384r1")
         );
+        // A HelloRetryRequest follows the server's order even without server
+        // preference (as nginx 1.22 did with `ssl_ecdh_curve prime256v1:secp521r1:X25519`).
+        let p = nginx("ssl_protocols TLSv1.2 TLSv1.3; ssl_ecdh_curve prime256v1:secp521r1:X25519;");
+        let o = Offer::parse(
+            Some("TLS_AES_128_GCM_SHA256"),
+            Some("X448:secp521r1:prime256v1"),
+            None,
+            None,
+        );
+        assert_eq!(
+            works(negotiate(&p, Certs::RSA, &o, None)).2,
+            Some("prime256v1")
+        );
+        // A browser's second key share (X25519 after X25519MLKEM768) is used when the
+        // server lacks the hybrid.
+        let browser = Offer::parse(
+            Some("TLS_AES_128_GCM_SHA256"),
+            Some("0x11ec:X25519:prime256v1"),
+            None,
+            None,
+        );
+        assert_eq!(
+            works(negotiate(&p, Certs::RSA, &browser, None)).2,
+            Some("X25519")
+        );
+        let p = nginx("ssl_protocols TLSv1.2 TLSv1.3;");
         // Security level 3 (128 bits) refuses ffdhe2048 (112).
         let dh = Offer::parse(
             Some("TLS_AES_128_GCM_SHA256"),
