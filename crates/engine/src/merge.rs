@@ -352,6 +352,10 @@ pub struct Row<'a> {
     pub cipher: Option<&'a str>,
     /// `user_agent`, when the visitor asked for it and the file has it.
     pub user_agent: Option<Option<&'a str>>,
+    /// What the client offered (`tls_offered_ciphers`, `tls_offered_groups`,
+    /// `tls_hello_versions` joined back into the logged text, `tls_hello_version`),
+    /// when the visitor asked for it and the file has the offered suites.
+    pub offer: Option<[Option<&'a str>; 4]>,
     /// The row's number across the whole scan (dataset order).
     pub seq: u64,
 }
@@ -362,6 +366,10 @@ pub trait Visit {
     fn wants_time(&self) -> bool;
     /// Whether rows need `user_agent`.
     fn wants_user_agent(&self) -> bool;
+    /// Whether rows need what the client offered ([`Row::offer`]).
+    fn wants_offer(&self) -> bool {
+        false
+    }
     /// Take one row.
     fn row(&mut self, row: &Row<'_>);
 }
@@ -481,6 +489,14 @@ fn read_file(
     if with_ua {
         columns.push("user_agent".into());
     }
+    if visit.wants_offer() && has(OFFER_COLUMNS[0]) {
+        columns.extend(
+            OFFER_COLUMNS
+                .iter()
+                .filter(|c| has(c))
+                .map(|c| c.to_string()),
+        );
+    }
     // The visitor keys clients by address and User-Agent, and this file has none.
     let by_address_only =
         visit.wants_user_agent() && client_key == ClientKey::AddrUa && !has("user_agent");
@@ -512,6 +528,26 @@ fn read_file(
     Ok((rows, by_address_only))
 }
 
+/// The columns of what the client offered, in [`Row::offer`] order.
+const OFFER_COLUMNS: [&str; 4] = [
+    "tls_offered_ciphers",
+    "tls_offered_groups",
+    "tls_hello_versions",
+    "tls_hello_version",
+];
+
+/// A list cell back into the text the server logged: httpd's hex items run together,
+/// nginx's names joined by `:`.
+fn logged_text(items: &polars::prelude::Series) -> Option<String> {
+    let ca = items.str().ok()?;
+    let parts: Vec<&str> = ca.iter().flatten().collect();
+    let hex = !parts.is_empty()
+        && parts
+            .iter()
+            .all(|p| matches!(p.len(), 2 | 4) && p.bytes().all(|b| b.is_ascii_hexdigit()));
+    Some(parts.join(if hex { "" } else { ":" }))
+}
+
 fn visit_frame(
     df: &DataFrame,
     visit: &mut dyn Visit,
@@ -532,6 +568,25 @@ fn visit_frame(
     let mut protocol = text("tls_protocol")?.map(|c| c.iter());
     let mut cipher = text("tls_cipher")?.map(|c| c.iter());
     let mut ua = text("user_agent")?.map(|c| c.iter());
+    // Offer lists, rebuilt per row (only `whatif --dataset` asks for them).
+    let lists: Vec<Option<Vec<Option<String>>>> = OFFER_COLUMNS
+        .iter()
+        .map(|name| match df.column(name) {
+            Ok(c) => match c.dtype() {
+                polars::prelude::DataType::List(_) => c.list().ok().map(|l| {
+                    l.series_iter()
+                        .map(|s| s.and_then(|s| logged_text(&s)))
+                        .collect()
+                }),
+                _ => c
+                    .str()
+                    .ok()
+                    .map(|t| t.iter().map(|v| v.map(str::to_string)).collect()),
+            },
+            Err(_) => None,
+        })
+        .collect();
+    let has_offer = lists.first().is_some_and(Option::is_some);
     let mut time = match df.column("time") {
         Ok(c) => Some(
             c.datetime()
@@ -548,6 +603,11 @@ fn visit_frame(
             protocol: protocol.as_mut().and_then(|it| it.next().flatten()),
             cipher: cipher.as_mut().and_then(|it| it.next().flatten()),
             user_agent: ua.as_mut().map(|it| it.next().flatten()),
+            offer: has_offer.then(|| {
+                let cell =
+                    |k: usize| -> Option<&str> { lists.get(k)?.as_ref()?.get(i)?.as_deref() };
+                [cell(0), cell(1), cell(2), cell(3)]
+            }),
             seq: *row_seq + i as u64,
         };
         stats.total += 1;

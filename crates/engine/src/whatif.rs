@@ -150,12 +150,26 @@ impl crate::merge::Visit for DatasetVisit {
         true
     }
 
+    fn wants_offer(&self) -> bool {
+        true
+    }
+
     fn row(&mut self, r: &crate::merge::Row<'_>) {
-        self.agg.add(
+        let offer = r.offer.map(|[c, g, vs, v]| {
+            self.agg.expect_offers();
+            OfferFields {
+                ciphers: c.map(str::as_bytes),
+                groups: g.map(str::as_bytes),
+                versions: vs.map(str::as_bytes),
+                version: v.map(str::as_bytes),
+            }
+        });
+        self.agg.add_offered(
             r.client.map(str::as_bytes),
             r.user_agent.flatten().map(str::as_bytes),
             r.protocol.map(str::as_bytes),
             r.cipher.map(str::as_bytes),
+            offer.as_ref(),
         );
     }
 }

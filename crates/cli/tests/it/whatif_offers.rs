@@ -476,3 +476,55 @@ fn report_carries_the_exact_answer() {
     let t = stdout(&text);
     assert!(t.contains("FROM THE CLIENTS' LOGGED OFFERS"), "{t}");
 }
+
+#[test]
+fn dataset_whatif_reads_the_offer_lists_back() {
+    let dir = util::tempdir();
+    let nginx = nginx_log(dir.path());
+    let apache_format = r#"%h %l %u %t "%r" %>s %b "%{User-Agent}i" %{SSL_PROTOCOL}x %{SSL_CIPHER}x %{SSL_CLIENTHELLO_VERSION}x %{SSL_CLIENTHELLO_CIPHERS}x %{SSL_CLIENTHELLO_GROUPS}x %{SSL_CLIENTHELLO_VERSIONS}x"#;
+    let apache = util::write(
+        dir.path(),
+        "ssl.log",
+        b"198.51.100.2 - - [26/Nov/2026:09:00:01 +0000] \"GET / HTTP/1.1\" 200 5 \"OldBot/1.0\" TLSv1 ECDHE-RSA-AES256-SHA 0301 c014002f0035000a00ff 00170018 -\n\
+198.51.100.3 - - [26/Nov/2026:09:00:02 +0000] \"GET / HTTP/1.1\" 200 5 \"Go-http-client/1.1\" TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 0303 c02fc030c013c014 001d0017 03030302\n",
+    );
+    for (format, log) in [("nginx-ssl-full", &nginx), (apache_format, &apache)] {
+        let ds = dir
+            .path()
+            .join(format!("ds-{}", log.file_name().unwrap().to_string_lossy()));
+        let o = util::tlsgap()
+            .args([
+                "export",
+                "-q",
+                "--log-format",
+                format,
+                "--format",
+                "parquet",
+            ])
+            .args(["--partition-by", "date", "-o", path_str(&ds), path_str(log)])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let from_log = json(&whatif(&[
+            "--log-format",
+            format,
+            "--policy",
+            STRICT,
+            "--format",
+            "json",
+            path_str(log),
+        ]));
+        let from_ds = json(&whatif(&[
+            "--policy",
+            STRICT,
+            "--dataset",
+            path_str(&ds),
+            "--format",
+            "json",
+        ]));
+        assert!(from_log["exact"]["requests"].as_u64().unwrap() > 0);
+        for key in ["exact", "requests", "clients", "ciphers", "kinds"] {
+            assert_eq!(from_ds[key], from_log[key], "{key} ({format})");
+        }
+    }
+}
