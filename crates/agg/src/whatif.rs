@@ -9,6 +9,8 @@
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+use tlsgap_ciphers::handshake::{self, Certs, Failure, Outcome};
+use tlsgap_ciphers::offer::Offer;
 use tlsgap_ciphers::policy::{Decision, Policy, Reason};
 use tlsgap_ciphers::{catalogue, Protocol};
 use tlsgap_parser::lossless_text;
@@ -70,7 +72,16 @@ impl ClientKind {
 #[derive(Debug, Clone, Default)]
 pub struct WhatifAgg {
     pairs: PairIndex,
-    /// `address \0 user-agent` → (pair, requests), and when it was first seen here.
+    /// Distinct logged offers (the fields of [`OfferFields`] joined by `\0`); offer 0
+    /// is "none logged".
+    offers: Vec<Box<[u8]>>,
+    offer_index: FxHashMap<Box<[u8]>, u32>,
+    /// Distinct (pair, offer): what the tallies count.
+    cases: Vec<(u32, u32)>,
+    case_index: FxHashMap<(u32, u32), u32>,
+    /// Whether the format logs the offer at all.
+    offer_fields: bool,
+    /// `address \0 user-agent` → (case, requests), and when it was first seen here.
     clients: FxHashMap<Box<[u8]>, Entry>,
     plain: u64,
     scratch: Vec<u8>,
@@ -205,6 +216,33 @@ impl WhatifAgg {
         self.pairs.intern(protocol, cipher).0
     }
 
+    /// The id of an offer key (`ciphers \0 groups \0 versions \0 version`), from 1.
+    fn intern_offer(&mut self, key: &[u8]) -> u32 {
+        if let Some(&i) = self.offer_index.get(key) {
+            return i;
+        }
+        let i = u32::try_from(self.offers.len() + 1).unwrap_or(u32::MAX - 1);
+        self.offer_index.insert(key.into(), i);
+        self.offers.push(key.into());
+        i
+    }
+
+    fn intern_case(&mut self, pair: u32, offer: u32) -> u32 {
+        if let Some(&i) = self.case_index.get(&(pair, offer)) {
+            return i;
+        }
+        let i = u32::try_from(self.cases.len()).unwrap_or(u32::MAX - 1);
+        self.case_index.insert((pair, offer), i);
+        self.cases.push((pair, offer));
+        i
+    }
+
+    /// Say that the format logs the client's offer (the report then has its exact
+    /// section even when no line carried one).
+    pub fn expect_offers(&mut self) {
+        self.offer_fields = true;
+    }
+
     fn count(&mut self, client: &[u8], ua: &[u8], pair: u32, n: u64) {
         let key = joined(&mut self.scratch, client, ua);
         if let Some(slot) = self.clients.get_mut(key) {
@@ -242,6 +280,18 @@ impl WhatifAgg {
         protocol: Option<&[u8]>,
         cipher: Option<&[u8]>,
     ) {
+        self.add_offered(client, user_agent, protocol, cipher, None);
+    }
+
+    /// [`WhatifAgg::add`] with what the client offered, when the format logs it.
+    pub fn add_offered(
+        &mut self,
+        client: Option<&[u8]>,
+        user_agent: Option<&[u8]>,
+        protocol: Option<&[u8]>,
+        cipher: Option<&[u8]>,
+        offer: Option<&OfferFields<'_>>,
+    ) {
         let protocol = protocol.filter(|p| !p.is_empty());
         let cipher = cipher.filter(|c| !c.is_empty());
         if protocol.is_none() && cipher.is_none() {
@@ -249,13 +299,38 @@ impl WhatifAgg {
             return;
         }
         let pair = self.intern(protocol.unwrap_or(b""), cipher.unwrap_or(b""));
-        self.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), pair, 1);
+        let offer = match offer.filter(|o| o.logged()) {
+            Some(o) => {
+                let mut key = std::mem::take(&mut self.scratch);
+                o.key(&mut key);
+                let id = self.intern_offer(&key);
+                self.scratch = key;
+                id
+            }
+            None => 0,
+        };
+        let case = self.intern_case(pair, offer);
+        self.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case, 1);
     }
 
     /// Add another aggregate. With a memory limit, `other` is what came after `self`:
     /// its new entries are admitted in the order it first saw them, then sketched.
     pub fn merge(&mut self, other: WhatifAgg) {
-        let remap: Vec<u32> = other.pairs.iter().map(|(p, c)| self.intern(p, c)).collect();
+        let pairs: Vec<u32> = other.pairs.iter().map(|(p, c)| self.intern(p, c)).collect();
+        let offers: Vec<u32> = other.offers.iter().map(|k| self.intern_offer(k)).collect();
+        let remap: Vec<u32> = other
+            .cases
+            .iter()
+            .map(|&(p, o)| {
+                let p = pairs.get(p as usize).copied().unwrap_or(u32::MAX);
+                let o = match o {
+                    0 => 0,
+                    o => offers.get(o as usize - 1).copied().unwrap_or(0),
+                };
+                self.intern_case(p, o)
+            })
+            .collect();
+        self.offer_fields |= other.offer_fields;
         self.plain += other.plain;
         let fits = self
             .budget
@@ -307,18 +382,31 @@ impl WhatifAgg {
         top: usize,
         lines: &LineStats,
         inputs: Vec<InputReport>,
+        certs: Option<Certs>,
     ) -> WhatifReport {
         let judged: Vec<Judged> = self
             .pairs
             .iter()
             .map(|(p, c)| judge(policy, &lossless_text(p), &lossless_text(c)))
             .collect();
-        let refused = |pair: u32| {
-            matches!(
-                judged.get(pair as usize).map(|j| j.decision),
-                Some(Decision::RefusedProtocol | Decision::RefusedCipher)
-            )
+        let (certs, certs_origin) = match certs {
+            Some(c) => (c, "given"),
+            None => (self.certs_seen(), "inferred from the negotiated suites"),
         };
+        let outcomes = self.outcomes(policy, certs);
+        let pair_of = |case: u32| self.cases.get(case as usize).map_or(u32::MAX, |c| c.0);
+        // A case is refused when its exact outcome fails, or (no offer logged) when the
+        // policy refuses its negotiated pair.
+        let refused = |case: u32| match outcomes.get(case as usize) {
+            Some(Some(Outcome::Fails(_))) => true,
+            Some(Some(Outcome::Works(_))) => false,
+            _ => matches!(
+                judged.get(pair_of(case) as usize).map(|j| j.decision),
+                Some(Decision::RefusedProtocol | Decision::RefusedCipher)
+            ),
+        };
+        let exact = |case: u32| matches!(outcomes.get(case as usize), Some(Some(_)));
+        let mut exact_clients = (0u64, 0u64);
         let mut kinds: FxHashMap<Box<[u8]>, ClientKind> = FxHashMap::default();
         let mut pair_requests = vec![0u64; self.pairs.len()];
         let mut pair_clients = vec![0u64; self.pairs.len()];
@@ -369,6 +457,14 @@ impl WhatifAgg {
             let all = refused_requests == requests;
             let some = refused_requests > 0;
             totals.add(requests, refused_requests, all, some && !all);
+            if members
+                .iter()
+                .flat_map(|(_, t)| t.iter())
+                .all(|(c, _)| exact(*c))
+            {
+                exact_clients.0 += 1;
+                exact_clients.1 += u64::from(all);
+            }
             // The client's kind: that of its User-Agent with the most requests.
             let mut best: Option<(u64, ClientKind)> = None;
             seen_pairs.clear();
@@ -383,7 +479,8 @@ impl WhatifAgg {
                 if best.is_none_or(|(n, _)| member_requests > n) {
                     best = Some((member_requests, kind));
                 }
-                for (p, n) in tallies.iter() {
+                for (c, n) in tallies.iter() {
+                    let p = &pair_of(*c);
                     if let Some(slot) = pair_requests.get_mut(*p as usize) {
                         *slot += n;
                     }
@@ -424,10 +521,19 @@ impl WhatifAgg {
         let estimate = self.sketch.as_ref().map(|sketch| {
             let exact_clients = totals.clients;
             let estimated = sketch.add_to(client_key, &refused, &mut totals);
-            for (slot, n) in pair_requests.iter_mut().zip(&sketch.requests) {
-                *slot += n;
+            for (case, n) in sketch.requests.iter().enumerate() {
+                if let Some(slot) = pair_requests.get_mut(pair_of(case as u32) as usize) {
+                    *slot += n;
+                }
             }
-            for (slot, h) in pair_clients.iter_mut().zip(sketch.by(client_key)) {
+            // A pair's sketched clients: the union of its cases' sketches.
+            let mut by_pair: Vec<Hll> = vec![Hll::new(); self.pairs.len()];
+            for (case, h) in sketch.by(client_key).iter().enumerate() {
+                if let Some(u) = by_pair.get_mut(pair_of(case as u32) as usize) {
+                    u.merge(h);
+                }
+            }
+            for (slot, h) in pair_clients.iter_mut().zip(&by_pair) {
                 *slot += h.count();
             }
             Estimate {
@@ -523,9 +629,16 @@ impl WhatifAgg {
             .filter(|c| c.decision == "unknown")
             .map(|c| c.requests)
             .sum();
+        let exact = (self.offer_fields || self.cases.iter().any(|c| c.1 != 0))
+            .then(|| self.exact_report(&outcomes, &refused, exact_clients, certs, certs_origin));
         WhatifReport {
             policy: PolicyView::of(policy),
-            caveat: CAVEAT,
+            caveat: if exact.is_some() {
+                CAVEAT_OFFERS
+            } else {
+                CAVEAT
+            },
+            exact,
             client_key: client_key.as_str(),
             lines: lines.report(),
             plain: self.plain,
@@ -550,6 +663,279 @@ impl WhatifAgg {
             inputs,
         }
     }
+}
+
+impl WhatifAgg {
+    /// The certificates the negotiated TLS <= 1.2 suites show the server had (an RSA
+    /// certificate when they show none).
+    fn certs_seen(&self) -> Certs {
+        let mut certs = Certs {
+            rsa: false,
+            ecdsa: false,
+        };
+        for (p, c) in self.pairs.iter() {
+            let Some(suite) = catalogue::lookup(&lossless_text(p), &lossless_text(c)) else {
+                continue;
+            };
+            match suite.au.trim() {
+                "RSA" => certs.rsa = true,
+                "ECDSA" => certs.ecdsa = true,
+                _ => {}
+            }
+        }
+        if !certs.rsa && !certs.ecdsa {
+            certs.rsa = true;
+        }
+        certs
+    }
+
+    /// Per case, the exact outcome under `policy` (`None`: no offer logged). Each
+    /// distinct offer is read once.
+    fn outcomes(&self, policy: &Policy, certs: Certs) -> Vec<Option<Outcome>> {
+        let parsed: Vec<Offer> = self.offers.iter().map(|k| parse_offer_key(k)).collect();
+        self.cases
+            .iter()
+            .map(|&(pair, offer)| {
+                let o = parsed.get((offer as usize).checked_sub(1)?)?;
+                if o.is_empty() {
+                    return None;
+                }
+                let negotiated = self
+                    .pairs
+                    .iter()
+                    .nth(pair as usize)
+                    .and_then(|(p, _)| Protocol::parse(&lossless_text(p)));
+                Some(handshake::negotiate(policy, certs, o, negotiated))
+            })
+            .collect()
+    }
+
+    /// Requests per case, exact entries and sketched ones.
+    fn case_requests(&self) -> Vec<u64> {
+        let mut out = vec![0u64; self.cases.len()];
+        for entry in self.clients.values() {
+            for &(c, n) in &entry.tallies {
+                if let Some(slot) = out.get_mut(c as usize) {
+                    *slot += n;
+                }
+            }
+        }
+        if let Some(sketch) = &self.sketch {
+            for (slot, n) in out.iter_mut().zip(&sketch.requests) {
+                *slot += n;
+            }
+        }
+        out
+    }
+
+    fn exact_report(
+        &self,
+        outcomes: &[Option<Outcome>],
+        refused: &dyn Fn(u32) -> bool,
+        (clients, clients_failing): (u64, u64),
+        certs: Certs,
+        certs_origin: &'static str,
+    ) -> ExactReport {
+        let requests = self.case_requests();
+        let mut r = ExactReport {
+            certs: certs.as_str(),
+            certs_origin,
+            requests: 0,
+            works: 0,
+            fails: 0,
+            share_fails: 0.0,
+            changed: 0,
+            clients,
+            clients_failing,
+            by_reason: Vec::new(),
+            negotiated: Vec::new(),
+            without_offer: Share {
+                total: 0,
+                refused: 0,
+                share: 0.0,
+            },
+        };
+        let mut reasons: FxHashMap<Failure, u64> = FxHashMap::default();
+        let mut negotiated: FxHashMap<(Protocol, &'static str, Option<&'static str>), u64> =
+            FxHashMap::default();
+        for (case, (outcome, &n)) in outcomes.iter().zip(&requests).enumerate() {
+            let logged = self
+                .cases
+                .get(case)
+                .and_then(|&(p, _)| self.pairs.iter().nth(p as usize));
+            match outcome {
+                None => {
+                    r.without_offer.total += n;
+                    if refused(case as u32) {
+                        r.without_offer.refused += n;
+                    }
+                }
+                Some(Outcome::Fails(f)) => {
+                    r.requests += n;
+                    r.fails += n;
+                    *reasons.entry(*f).or_default() += n;
+                }
+                Some(Outcome::Works(w)) => {
+                    r.requests += n;
+                    r.works += n;
+                    let name = suite_name(w.suite);
+                    *negotiated
+                        .entry((w.protocol, name, w.group.map(|g| g.name)))
+                        .or_default() += n;
+                    let same = logged.is_some_and(|(p, c)| {
+                        Protocol::parse(&lossless_text(p)) == Some(w.protocol)
+                            && catalogue::lookup(w.protocol.as_str(), &lossless_text(c))
+                                .is_some_and(|s| s.code == w.suite.code)
+                    });
+                    r.changed += u64::from(!same) * n;
+                }
+            }
+        }
+        let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+        r.share_fails = share(r.fails, r.requests);
+        r.without_offer.share = share(r.without_offer.refused, r.without_offer.total);
+        r.by_reason = Failure::ALL
+            .iter()
+            .filter_map(|f| {
+                reasons.get(f).map(|&n| FailureRow {
+                    reason: f.as_str(),
+                    why: f.describe(),
+                    requests: n,
+                })
+            })
+            .collect();
+        r.by_reason.sort_by_key(|f| std::cmp::Reverse(f.requests));
+        let mut rows: Vec<NegotiatedRow> = negotiated
+            .into_iter()
+            .map(|((p, c, g), n)| NegotiatedRow {
+                protocol: p.as_str(),
+                cipher: c,
+                group: g,
+                requests: n,
+                share: share(n, r.works),
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.requests
+                .cmp(&a.requests)
+                .then_with(|| a.protocol.cmp(b.protocol))
+                .then_with(|| a.cipher.cmp(b.cipher))
+                .then_with(|| a.group.cmp(&b.group))
+        });
+        r.negotiated = rows;
+        r
+    }
+}
+
+fn suite_name(s: &'static tlsgap_ciphers::Suite) -> &'static str {
+    s.openssl
+        .first()
+        .or(s.iana.as_ref())
+        .map_or("", String::as_str)
+}
+
+/// The logged fields of a client's offer (nginx `$ssl_ciphers`/`$ssl_curves`, httpd
+/// trunk `SSL_CLIENTHELLO_CIPHERS/GROUPS/VERSIONS/VERSION`), raw.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OfferFields<'a> {
+    /// The offered suites.
+    pub ciphers: Option<&'a [u8]>,
+    /// The offered groups.
+    pub groups: Option<&'a [u8]>,
+    /// `supported_versions`.
+    pub versions: Option<&'a [u8]>,
+    /// The legacy version.
+    pub version: Option<&'a [u8]>,
+}
+
+impl OfferFields<'_> {
+    /// Whether an offer was logged: a cipher list that is not empty or `-`.
+    pub fn logged(&self) -> bool {
+        self.ciphers.is_some_and(|c| !c.is_empty() && c != b"-")
+    }
+
+    fn key(&self, out: &mut Vec<u8>) {
+        out.clear();
+        for (i, f) in [self.ciphers, self.groups, self.versions, self.version]
+            .iter()
+            .enumerate()
+        {
+            if i > 0 {
+                out.push(0);
+            }
+            out.extend_from_slice(f.unwrap_or(b""));
+        }
+    }
+}
+
+fn parse_offer_key(key: &[u8]) -> Offer {
+    let mut parts = key
+        .split(|&b| b == 0)
+        .map(|p| lossless_text(p).into_owned());
+    let mut next = || parts.next().filter(|p| !p.is_empty());
+    let (c, g, vs, v) = (next(), next(), next(), next());
+    Offer::parse(c.as_deref(), g.as_deref(), vs.as_deref(), v.as_deref())
+}
+
+/// What the report says about its figures when the log carries the clients' offers.
+pub const CAVEAT_OFFERS: &str = "Requests whose offer was logged are decided exactly, as \
+OpenSSL would negotiate them under the policy (see `exact`); the others only by the suite \
+they negotiated, an upper bound of what the policy would break.";
+
+/// The exact answer for the requests whose offer was logged.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ExactReport {
+    /// The server certificates assumed: `rsa`, `ecdsa`, `rsa+ecdsa`.
+    pub certs: &'static str,
+    /// `given` (`--cert`) or `inferred from the negotiated suites`.
+    pub certs_origin: &'static str,
+    /// TLS requests with an offer logged.
+    pub requests: u64,
+    /// Those that would still get a handshake.
+    pub works: u64,
+    /// Those that would fail.
+    pub fails: u64,
+    /// `fails / requests`.
+    pub share_fails: f64,
+    /// Requests that would work, but with another protocol or suite than logged.
+    pub changed: u64,
+    /// Clients all of whose requests carried an offer.
+    pub clients: u64,
+    /// Of those, clients all of whose requests would fail.
+    pub clients_failing: u64,
+    /// Failing requests by reason.
+    pub by_reason: Vec<FailureRow>,
+    /// What the working requests would negotiate under the policy.
+    pub negotiated: Vec<NegotiatedRow>,
+    /// TLS requests without an offer: decided from the negotiated suite (upper bound).
+    pub without_offer: Share,
+}
+
+/// Failing requests of one reason.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FailureRow {
+    /// `no_common_protocol`, `inappropriate_fallback`, `no_common_cipher`,
+    /// `no_common_group`.
+    pub reason: &'static str,
+    /// In words.
+    pub why: &'static str,
+    /// Requests.
+    pub requests: u64,
+}
+
+/// One protocol, suite and group the policy would negotiate.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct NegotiatedRow {
+    /// The protocol.
+    pub protocol: &'static str,
+    /// The suite (OpenSSL name, as servers log it).
+    pub cipher: &'static str,
+    /// The key-exchange group, when the offer logs groups and the suite uses one.
+    pub group: Option<&'static str>,
+    /// Requests.
+    pub requests: u64,
+    /// Share of the working requests.
+    pub share: f64,
 }
 
 /// Add `n` requests of `pair` to a client's tallies.
@@ -823,8 +1209,11 @@ pub struct AddressRow {
 pub struct WhatifReport {
     /// The policy tested.
     pub policy: PolicyView,
-    /// Why the figures are an upper bound.
+    /// Why the figures are an upper bound (or, with offers logged, which are exact).
     pub caveat: &'static str,
+    /// The exact answer from the logged offers; absent when the format logs none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<ExactReport>,
     /// What one client is: `addr+ua` (the default) or `addr`.
     pub client_key: &'static str,
     /// Line counts.
@@ -859,7 +1248,7 @@ pub struct WhatifReport {
 }
 
 /// Columns of [`whatif_rows`].
-pub const WHATIF_COLUMNS: [(&str, CellType); 12] = [
+pub const WHATIF_COLUMNS: [(&str, CellType); 13] = [
     ("section", CellType::Text),
     ("protocol", CellType::Text),
     ("cipher", CellType::Text),
@@ -872,10 +1261,15 @@ pub const WHATIF_COLUMNS: [(&str, CellType); 12] = [
     ("clients", CellType::Int),
     ("refused_clients", CellType::Int),
     ("reason", CellType::Text),
+    ("group", CellType::Text),
 ];
 
 /// The report as one long table (CSV/Parquet): a `total` row, then `protocol`,
-/// `cipher`, `kind`, `user_agent` and `address` rows.
+/// `cipher`, `kind`, `user_agent` and `address` rows; with logged offers, an `exact`
+/// row (requests with an offer, failing, clients, clients failing; `reason` holds the
+/// certificates assumed), `exact_failure` rows by reason, `exact_negotiated` rows
+/// (protocol, cipher and `group` the policy would negotiate) and a `no_offer` row (the
+/// upper bound for requests without an offer).
 pub fn whatif_rows(r: &WhatifReport) -> Rows {
     let mut rows = Rows::new(&WHATIF_COLUMNS);
     let n = Cell::Null;
@@ -891,6 +1285,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
         r.requests.refused.into(),
         r.clients.total.into(),
         r.clients.refused.into(),
+        n.clone(),
         n.clone(),
     ]);
     for p in &r.protocols {
@@ -912,6 +1307,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             n.clone(),
             n.clone(),
             p.reason.map_or(Cell::Null, Cell::from),
+            n.clone(),
         ]);
     }
     for c in &r.ciphers {
@@ -933,6 +1329,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             c.clients.into(),
             n.clone(),
             c.reason.map_or(Cell::Null, Cell::from),
+            n.clone(),
         ]);
     }
     for k in &r.kinds {
@@ -948,6 +1345,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             k.refused_requests.into(),
             k.clients.into(),
             k.refused_clients.into(),
+            n.clone(),
             n.clone(),
         ]);
     }
@@ -965,6 +1363,7 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             n.clone(),
             u.refused_clients.into(),
             n.clone(),
+            n.clone(),
         ]);
     }
     for a in &r.top_addresses {
@@ -981,7 +1380,49 @@ pub fn whatif_rows(r: &WhatifReport) -> Rows {
             n.clone(),
             n.clone(),
             n.clone(),
+            n.clone(),
         ]);
+    }
+    if let Some(x) = &r.exact {
+        let row = |section: &str| -> Vec<Cell> {
+            let mut v = vec![Cell::Null; WHATIF_COLUMNS.len()];
+            if let Some(c) = v.first_mut() {
+                *c = section.into();
+            }
+            v
+        };
+        // total: requests with an offer, those failing, clients, clients failing.
+        let mut t = row("exact");
+        t[6] = "exact".into();
+        t[7] = x.requests.into();
+        t[8] = x.fails.into();
+        t[9] = x.clients.into();
+        t[10] = x.clients_failing.into();
+        t[11] = Cell::from(x.certs);
+        rows.push(t);
+        for f in &x.by_reason {
+            let mut v = row("exact_failure");
+            v[6] = "fails".into();
+            v[7] = f.requests.into();
+            v[8] = f.requests.into();
+            v[11] = f.reason.into();
+            rows.push(v);
+        }
+        for g in &x.negotiated {
+            let mut v = row("exact_negotiated");
+            v[1] = g.protocol.into();
+            v[2] = g.cipher.into();
+            v[6] = "works".into();
+            v[7] = g.requests.into();
+            v[8] = 0u64.into();
+            v[12] = g.group.map_or(Cell::Null, Cell::from);
+            rows.push(v);
+        }
+        let mut w = row("no_offer");
+        w[6] = "upper_bound".into();
+        w[7] = x.without_offer.total.into();
+        w[8] = x.without_offer.refused.into();
+        rows.push(w);
     }
     rows
 }
@@ -1034,7 +1475,107 @@ mod tests {
             5,
             &LineStats::default(),
             vec![],
+            None,
         )
+    }
+
+    /// Offered lines: (client, negotiated protocol, suite, offered suites, groups).
+    const OFFERED: [(&str, &str, &str, &str, &str); 5] = [
+        // Negotiated a CBC suite, offers GCM too: still works, with another suite.
+        (
+            "a",
+            "TLSv1.2",
+            "ECDHE-RSA-AES256-SHA",
+            "ECDHE-RSA-AES256-SHA:ECDHE-RSA-AES128-GCM-SHA256",
+            "X25519",
+        ),
+        // TLS 1.0 only: fails under intermediate (no protocol in common).
+        ("b", "TLSv1", "AES128-SHA", "AES128-SHA:DES-CBC3-SHA", "-"),
+        (
+            "c",
+            "TLSv1.3",
+            "TLS_AES_128_GCM_SHA256",
+            "TLS_AES_128_GCM_SHA256",
+            "0x11ec:X25519",
+        ),
+        // Offers nothing logged: upper bound.
+        ("d", "TLSv1.2", "ECDHE-RSA-AES256-SHA", "-", "-"),
+        // CBC only, TLS 1.2: fails (no suite in common).
+        (
+            "e",
+            "TLSv1.2",
+            "ECDHE-RSA-AES256-SHA",
+            "ECDHE-RSA-AES256-SHA:AES256-SHA",
+            "prime256v1",
+        ),
+    ];
+
+    fn offered(agg: &mut WhatifAgg, i: usize) {
+        let (c, p, s, o, g) = OFFERED[i % OFFERED.len()];
+        agg.add_offered(
+            Some(c.as_bytes()),
+            Some(b"ua"),
+            Some(p.as_bytes()),
+            Some(s.as_bytes()),
+            Some(&OfferFields {
+                ciphers: Some(o.as_bytes()),
+                groups: Some(g.as_bytes()),
+                versions: None,
+                version: None,
+            }),
+        );
+    }
+
+    #[test]
+    fn offers_decide_exactly_and_merge_in_any_split() {
+        let mut one = WhatifAgg::new();
+        for i in 0..50 {
+            offered(&mut one, i);
+        }
+        let r = report(&one, ClientKey::AddrUa);
+        let x = r.exact.clone().expect("exact section");
+        assert_eq!((x.requests, x.works, x.fails), (40, 20, 20));
+        assert_eq!((x.without_offer.total, x.without_offer.refused), (10, 10));
+        assert_eq!(x.changed, 10);
+        assert_eq!((x.clients, x.clients_failing), (4, 2));
+        assert_eq!(r.requests.refused, 30);
+        assert_eq!(r.clients.refused, 3);
+        let reasons: Vec<&str> = x.by_reason.iter().map(|f| f.reason).collect();
+        assert_eq!(reasons.len(), 2);
+        assert!(reasons.contains(&"no_common_protocol") && reasons.contains(&"no_common_cipher"));
+        let groups: Vec<Option<&str>> = x.negotiated.iter().map(|n| n.group).collect();
+        // Mozilla 6.0 lists X25519MLKEM768 first: the hybrid post-quantum group wins
+        // for the client that offers it.
+        assert_eq!(groups, vec![Some("X25519"), Some("X25519MLKEM768")]);
+        for parts in [2, 3, 7] {
+            let mut total = WhatifAgg::new();
+            for part in 0..parts {
+                let mut p = WhatifAgg::new();
+                for i in (0..50).filter(|i| i % parts == part) {
+                    offered(&mut p, i);
+                }
+                total.merge(p);
+            }
+            assert_eq!(
+                report(&total, ClientKey::AddrUa).exact,
+                Some(x.clone()),
+                "{parts}"
+            );
+        }
+        // Without the offer fields the same lines are judged by their negotiated pair.
+        let mut plain = WhatifAgg::new();
+        for i in 0..50 {
+            let (c, p, s, _, _) = OFFERED[i % OFFERED.len()];
+            plain.add(
+                Some(c.as_bytes()),
+                Some(b"ua"),
+                Some(p.as_bytes()),
+                Some(s.as_bytes()),
+            );
+        }
+        let r = report(&plain, ClientKey::AddrUa);
+        assert!(r.exact.is_none());
+        assert_eq!(r.requests.refused, 40);
     }
 
     fn close(got: u64, want: u64, tolerance: f64) {

@@ -13,6 +13,9 @@
 
 pub mod catalogue;
 pub mod cipherstring;
+pub mod groups;
+pub mod handshake;
+pub mod offer;
 pub mod opensslcnf;
 pub mod policy;
 pub mod suite;

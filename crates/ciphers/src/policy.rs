@@ -38,6 +38,7 @@ use serde::Deserialize;
 
 use crate::catalogue;
 use crate::cipherstring::{self, Step, DEBIAN_DEFAULT_SECLEVEL};
+use crate::groups::{self, Group};
 use crate::suite::{Protocol, Suite};
 
 /// The version of Mozilla's guidelines the unversioned profile names follow.
@@ -131,6 +132,14 @@ pub struct Policy {
     pub openssl3: bool,
     /// Key-exchange groups the profile names, in order (empty: not stated).
     pub groups: Vec<String>,
+    /// The server's key-exchange groups, in its order: the profile's, `ssl_ecdh_curve`,
+    /// `SSLOpenSSLConfCmd Groups|Curves`, `ssl_conf_command Groups|Curves`, else OpenSSL
+    /// 3.0's default list. Groups tlsgap does not know are left out.
+    pub key_groups: Vec<&'static Group>,
+    /// The server picks the suite (and group) in its own order
+    /// (`ssl_prefer_server_ciphers on`, `SSLHonorCipherOrder on`, a profile's
+    /// `server_preferred_order`); off by default in both servers.
+    pub prefer_server_ciphers: bool,
     /// nginx without `ssl_dhparam`: DHE suites cannot be negotiated.
     pub no_dh_parameters: bool,
     /// Words of the cipher string that named nothing and were skipped.
@@ -277,6 +286,8 @@ struct MozillaConfig {
     tls_versions: Vec<String>,
     #[serde(default)]
     tls_curves: Vec<String>,
+    #[serde(default)]
+    server_preferred_order: bool,
 }
 
 #[derive(Deserialize)]
@@ -403,6 +414,12 @@ impl Policy {
             seclevel_origin: None,
             openssl3: false,
             groups: config.tls_curves.clone(),
+            key_groups: config
+                .tls_curves
+                .iter()
+                .filter_map(|n| groups::by_name(n))
+                .collect(),
+            prefer_server_ciphers: config.server_preferred_order,
             no_dh_parameters: false,
             ignored_words: Vec::new(),
             cipher_string: None,
@@ -544,6 +561,26 @@ impl Policy {
             .filter(|s| cipherstring::allowed_at_seclevel(s, level))
             .collect();
 
+        let key_groups = match &d.groups {
+            None => groups::openssl30_default(),
+            Some(list) => {
+                let mut out = Vec::new();
+                for name in list.split(':').map(str::trim).filter(|n| !n.is_empty()) {
+                    match groups::by_name(name) {
+                        Some(g) => out.push(g),
+                        None => {
+                            return Err(err(
+                                format!(
+                                "unknown group `{name}` in `{list}`: the server would refuse it"
+                            ),
+                                d.groups_line,
+                            ))
+                        }
+                    }
+                }
+                out
+            }
+        };
         let configured: Vec<Protocol> = protocols
             .into_iter()
             .filter(|p| *p != Protocol::SslV2)
@@ -573,6 +610,8 @@ impl Policy {
             seclevel_origin: Some(origin),
             openssl3: options.openssl3,
             groups: Vec::new(),
+            key_groups,
+            prefer_server_ciphers: d.prefer_server,
             no_dh_parameters: kind == Server::Nginx && !d.dhparam,
             ignored_words: evaluated.ignored,
             cipher_string: Some(cipher_string.to_string()),
@@ -807,6 +846,9 @@ struct Directives {
     ciphersuites: Option<String>,
     ciphersuites_line: Option<usize>,
     dhparam: bool,
+    prefer_server: bool,
+    groups: Option<String>,
+    groups_line: Option<usize>,
 }
 
 /// Split `s` into words, honouring single and double quotes.
@@ -869,7 +911,7 @@ impl Directives {
             let first = words(line).into_iter().next().unwrap_or_default();
             if matches!(
                 first.to_ascii_lowercase().as_str(),
-                "sslprotocol" | "sslciphersuite"
+                "sslprotocol" | "sslciphersuite" | "sslhonorcipherorder" | "sslopensslconfcmd"
             ) {
                 // Apache lines have no terminator: what is pending is other Apache lines.
                 stmt.clear();
@@ -961,6 +1003,32 @@ impl Directives {
                 };
                 self.set_ciphers(s, line_no);
             }
+            "sslhonorcipherorder" => {
+                self.set_server(Server::Apache, line_no)?;
+                self.prefer_server = on_off(args, "SSLHonorCipherOrder", line_no)?;
+            }
+            "ssl_prefer_server_ciphers" => {
+                self.set_server(Server::Nginx, line_no)?;
+                self.prefer_server = on_off(args, "ssl_prefer_server_ciphers", line_no)?;
+            }
+            "ssl_ecdh_curve" => {
+                self.set_server(Server::Nginx, line_no)?;
+                let [v] = args else {
+                    return Err(err("ssl_ecdh_curve takes one argument", Some(line_no)));
+                };
+                // `auto` keeps OpenSSL's default list.
+                self.groups = (!v.eq_ignore_ascii_case("auto")).then(|| v.clone());
+                self.groups_line = Some(line_no);
+            }
+            "sslopensslconfcmd" => {
+                self.set_server(Server::Apache, line_no)?;
+                if let [k, v] = args {
+                    if k.eq_ignore_ascii_case("Groups") || k.eq_ignore_ascii_case("Curves") {
+                        self.groups = Some(v.clone());
+                        self.groups_line = Some(line_no);
+                    }
+                }
+            }
             "ssl_dhparam" => {
                 self.set_server(Server::Nginx, line_no)?;
                 self.dhparam = !args.is_empty();
@@ -973,6 +1041,9 @@ impl Directives {
                         self.ciphersuites_line = Some(line_no);
                     } else if k.eq_ignore_ascii_case("CipherString") {
                         self.set_ciphers(v, line_no);
+                    } else if k.eq_ignore_ascii_case("Groups") || k.eq_ignore_ascii_case("Curves") {
+                        self.groups = Some(v.clone());
+                        self.groups_line = Some(line_no);
                     }
                 }
             }
@@ -984,6 +1055,17 @@ impl Directives {
     fn set_ciphers(&mut self, s: &str, line_no: usize) {
         self.ciphers = Some(s.to_string());
         self.ciphers_line = Some(line_no);
+    }
+}
+
+fn on_off(args: &[String], directive: &str, line_no: usize) -> Result<bool, PolicyError> {
+    match args {
+        [v] if v.eq_ignore_ascii_case("on") => Ok(true),
+        [v] if v.eq_ignore_ascii_case("off") => Ok(false),
+        _ => Err(err(
+            format!("{directive} takes on or off, got `{}`", args.join(" ")),
+            Some(line_no),
+        )),
     }
 }
 

@@ -326,6 +326,12 @@ pub struct WhatifArgs {
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
 
+    /// The server's certificates, for the exact answer from logged offers
+    /// ($ssl_ciphers, SSL_CLIENTHELLO_CIPHERS): rsa, ecdsa or rsa+ecdsa (default: what
+    /// the negotiated suites show, RSA when they show none).
+    #[arg(long, value_name = "KINDS", value_parser = parse_certs)]
+    pub cert: Option<tlsgap_ciphers::handshake::Certs>,
+
     /// Output format; csv and parquet rows: the total, then one per protocol and per cipher
     /// with its decision.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
@@ -990,6 +996,11 @@ impl From<CountArg> for CountMode {
             CountArg::Clients => CountMode::Clients,
         }
     }
+}
+
+fn parse_certs(s: &str) -> Result<tlsgap_ciphers::handshake::Certs, String> {
+    tlsgap_ciphers::handshake::Certs::parse(s)
+        .ok_or_else(|| format!("`{s}`: rsa, ecdsa or rsa+ecdsa"))
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub fn run(args: WhatifArgs) -> Result<ExitCode> {
         policy,
         top: args.top,
         client_key: args.client_key.into(),
+        certs: args.cert,
     };
     let shown = Shown {
         format: format_choice,

@@ -103,6 +103,7 @@ struct ReportJob<'f> {
     user_agent: Option<usize>,
     protocol: Option<usize>,
     cipher: Option<usize>,
+    offer: crate::whatif::OfferColumns,
     whatif: bool,
     auth: bool,
 }
@@ -122,7 +123,7 @@ impl Job for ReportJob<'_> {
 
     fn run(&self, block: &Block) -> ReportPartial {
         let mut tls = TlsAgg::new(CountMode::Requests);
-        let mut whatif = WhatifAgg::new();
+        let mut whatif = self.offer.agg(WhatifAgg::new());
         let mut trend = Trend::default();
         let mut requests = Vec::new();
         let fields = self.auth.then(|| RequestFields::new(self.lines.format));
@@ -133,7 +134,13 @@ impl Job for ReportJob<'_> {
             tls.add(client, protocol, cipher);
             if self.whatif {
                 let ua = self.user_agent.and_then(|i| rec.value(i));
-                whatif.add(client, ua.as_deref(), protocol, cipher);
+                whatif.add_offered(
+                    client,
+                    ua.as_deref(),
+                    protocol,
+                    cipher,
+                    self.offer.read(rec).as_ref(),
+                );
             }
             let at = rec.time().map(|t| t.unix_micros());
             if let Some(at) = at {
@@ -195,11 +202,14 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
         user_agent: format.role(Role::UserAgent),
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
+        offer: crate::whatif::OfferColumns::of(&format),
         whatif,
         auth: auth_from_log,
     };
     let mut tls = TlsAgg::new(CountMode::Requests);
-    let mut whatif_agg = WhatifAgg::with_memory_limit(run.memory_limit);
+    let mut whatif_agg = job
+        .offer
+        .agg(WhatifAgg::with_memory_limit(run.memory_limit));
     let mut trend = Trend::default();
     let mut requests = Vec::new();
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
@@ -238,6 +248,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
                     TOP_USER_AGENTS,
                     &summary.stats,
                     summary.inputs.clone(),
+                    None,
                 ),
             })
             .collect::<Vec<_>>()

@@ -1,8 +1,9 @@
 //! What a TLS policy would refuse (`tlsgap whatif`, and the report's three profiles).
 
-use tlsgap_agg::whatif::{WhatifAgg, WhatifReport};
+use tlsgap_agg::whatif::{OfferFields, WhatifAgg, WhatifReport};
+use tlsgap_ciphers::handshake::Certs;
 use tlsgap_ciphers::policy::{ConfigOptions, Policy, PolicyError};
-use tlsgap_parser::Role;
+use tlsgap_parser::{Format, Record, Role};
 
 use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
 use crate::runner::{Block, Job};
@@ -18,6 +19,54 @@ pub struct WhatifOptions {
     pub top: usize,
     /// What one client is.
     pub client_key: tlsgap_agg::ClientKey,
+    /// The server's certificates, for the exact answer from logged offers (`None`:
+    /// inferred from the negotiated suites).
+    pub certs: Option<Certs>,
+}
+
+/// Where a format logs the client's offer (`$ssl_ciphers`, `SSL_CLIENTHELLO_*`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct OfferColumns {
+    ciphers: Option<usize>,
+    groups: Option<usize>,
+    versions: Option<usize>,
+    version: Option<usize>,
+}
+
+impl OfferColumns {
+    pub(crate) fn of(format: &Format) -> OfferColumns {
+        OfferColumns {
+            ciphers: format.role(Role::TlsOfferedCiphers),
+            groups: format.role(Role::TlsOfferedGroups),
+            versions: format.role(Role::TlsHelloVersions),
+            version: format.role(Role::TlsHelloVersion),
+        }
+    }
+
+    /// Whether the format logs the offered suites.
+    pub(crate) fn logged(&self) -> bool {
+        self.ciphers.is_some()
+    }
+
+    /// The offer of one line (`None` when the format logs none).
+    pub(crate) fn read<'a>(&self, rec: &Record<'a>) -> Option<OfferFields<'a>> {
+        let ciphers = self.ciphers?;
+        Some(OfferFields {
+            ciphers: rec.raw(ciphers),
+            groups: self.groups.and_then(|i| rec.raw(i)),
+            versions: self.versions.and_then(|i| rec.raw(i)),
+            version: self.version.and_then(|i| rec.raw(i)),
+        })
+    }
+
+    /// An aggregate that expects offers when the format logs them.
+    pub(crate) fn agg(&self, agg: WhatifAgg) -> WhatifAgg {
+        let mut agg = agg;
+        if self.logged() {
+            agg.expect_offers();
+        }
+        agg
+    }
 }
 
 /// What the run found.
@@ -35,6 +84,7 @@ struct WhatifJob<'f> {
     user_agent: Option<usize>,
     protocol: Option<usize>,
     cipher: Option<usize>,
+    offer: OfferColumns,
 }
 
 struct WhatifPartial {
@@ -48,14 +98,15 @@ impl Job for WhatifJob<'_> {
     type Out = WhatifPartial;
 
     fn run(&self, block: &Block) -> WhatifPartial {
-        let mut agg = WhatifAgg::new();
+        let mut agg = self.offer.agg(WhatifAgg::new());
         let lines = self.lines.parse_block(block, |_, rec| {
             let ua = self.user_agent.and_then(|i| rec.value(i));
-            agg.add(
+            agg.add_offered(
                 self.client.and_then(|i| rec.raw(i)),
                 ua.as_deref(),
                 self.protocol.and_then(|i| rec.raw(i)),
                 self.cipher.and_then(|i| rec.raw(i)),
+                self.offer.read(rec).as_ref(),
             );
         });
         WhatifPartial { lines, agg }
@@ -110,6 +161,7 @@ pub fn run_dataset(
         opts.top,
         &scanned.stats,
         scanned.inputs.clone(),
+        opts.certs,
     );
     if let Some(e) = &report.estimate {
         notes.warn(e.note());
@@ -247,6 +299,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         user_agent: format.role(Role::UserAgent),
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
+        offer: OfferColumns::of(&format),
     };
     let client_key = crate::tls::effective_client_key(
         opts.client_key,
@@ -254,7 +307,9 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         tlsgap_agg::CountMode::Clients,
         run,
     );
-    let mut total = WhatifAgg::with_memory_limit(run.memory_limit);
+    let mut total = job
+        .offer
+        .agg(WhatifAgg::with_memory_limit(run.memory_limit));
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         total.merge(p.agg);
         Ok(())
@@ -266,6 +321,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         opts.top,
         &summary.stats,
         summary.inputs.clone(),
+        opts.certs,
     );
     if let Some(e) = &report.estimate {
         run.notes.warn(e.note());

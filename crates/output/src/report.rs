@@ -837,6 +837,7 @@ mod tests {
             10,
             &LineStats::default(),
             Vec::new(),
+            None,
         )
     }
 

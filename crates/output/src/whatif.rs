@@ -102,6 +102,9 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
         ));
     }
     out.push('\n');
+    if let Some(x) = &r.exact {
+        exact_section(&mut out, x, width);
+    }
 
     let rows: Vec<Vec<String>> = r
         .ciphers
@@ -228,4 +231,77 @@ fn short_reason(decision: &str, reason: Option<&str>) -> String {
         _ => return decision.replace('_', " "),
     }
     .to_string()
+}
+
+/// The exact answer from the logged offers.
+fn exact_section(out: &mut String, x: &tlsgap_agg::whatif::ExactReport, width: usize) {
+    let fold = |line: String| layout::fold(&line, width, 2);
+    out.push_str(&fold(format!(
+        "from the clients' logged offers (exact, as OpenSSL would negotiate; server \
+         certificate: {}, {}):",
+        x.certs, x.certs_origin
+    )));
+    out.push_str(&fold(format!(
+        "  {} of {} requests would still work, {} would fail ({}); {} with another \
+         protocol or suite than logged",
+        thousands(x.works),
+        thousands(x.requests),
+        thousands(x.fails),
+        percent(x.share_fails),
+        thousands(x.changed)
+    )));
+    out.push_str(&fold(format!(
+        "  {} clients sent an offer with every request; {} of them would lose access",
+        thousands(x.clients),
+        thousands(x.clients_failing)
+    )));
+    if x.without_offer.total > 0 {
+        out.push_str(&fold(format!(
+            "  {} requests logged no offer: {} refused by the suite they negotiated \
+             (upper bound)",
+            thousands(x.without_offer.total),
+            thousands(x.without_offer.refused)
+        )));
+    }
+    if !x.by_reason.is_empty() {
+        let rows: Vec<Vec<String>> = x
+            .by_reason
+            .iter()
+            .map(|f| vec![thousands(f.requests), f.why.to_string()])
+            .collect();
+        out.push_str("would fail because\n");
+        out.push_str(&layout::table(
+            &[Col::keep("requests"), Col::cut("why", 60, 12)],
+            &rows,
+            width,
+        ));
+    }
+    if !x.negotiated.is_empty() {
+        let rows: Vec<Vec<String>> = x
+            .negotiated
+            .iter()
+            .map(|n| {
+                vec![
+                    n.protocol.to_string(),
+                    n.cipher.to_string(),
+                    n.group.unwrap_or("-").to_string(),
+                    thousands(n.requests),
+                    percent(n.share),
+                ]
+            })
+            .collect();
+        out.push_str("would negotiate\n");
+        out.push_str(&layout::table(
+            &[
+                Col::keep("protocol"),
+                Col::keep("cipher"),
+                Col::keep("group").drop(2),
+                Col::keep("requests"),
+                Col::keep("share").drop(1),
+            ],
+            &rows,
+            width,
+        ));
+    }
+    out.push('\n');
 }

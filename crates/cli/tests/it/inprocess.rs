@@ -82,6 +82,7 @@ fn whatif_in_process_equals_the_binary() {
             policy,
             top: 10,
             client_key: Default::default(),
+            certs: None,
         },
     )
     .unwrap();
@@ -261,6 +262,7 @@ fn report_and_check_call_the_same_analyses() {
             policy,
             top: 10,
             client_key: Default::default(),
+            certs: None,
         },
     )
     .unwrap();

@@ -41,4 +41,5 @@ mod shapes;
 mod tls;
 mod util;
 mod whatif;
+mod whatif_offers;
 mod width;

@@ -25,6 +25,7 @@ const WHATIF_TYPES: &[(&str, &str)] = &[
     ("clients", "int"),
     ("refused_clients", "int"),
     ("reason", "text"),
+    ("group", "text"),
 ];
 
 /// The columns of `tlsgap gaps --format csv|parquet`, with their types.

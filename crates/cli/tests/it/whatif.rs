@@ -244,7 +244,7 @@ fn table_csv_and_hostile_user_agents() {
     let header = out.lines().next().unwrap();
     assert_eq!(
         header,
-        "section,protocol,cipher,kind,user_agent,client,decision,requests,refused_requests,clients,refused_clients,reason"
+        "section,protocol,cipher,kind,user_agent,client,decision,requests,refused_requests,clients,refused_clients,reason,group"
     );
     assert!(
         out.lines()
