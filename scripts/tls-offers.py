@@ -208,6 +208,11 @@ PLAN = [
     C("s_client-tls13-p384-first", "s_client",
       "TLS 1.3, groups secp384r1 then X25519 (key share secp384r1)",
       ("TLSv1.3", "TLS_AES_256_GCM_SHA384"), tls_min="1.3", groups="secp384r1:X25519"),
+    C("s_client-tls13-hrr", "s_client",
+      "TLS 1.3, groups X448, secp521r1, prime256v1: a server without X448 asks "
+      "for another key share (HelloRetryRequest)",
+      ("TLSv1.3", "TLS_AES_256_GCM_SHA384"), tls_min="1.3",
+      groups="X448:secp521r1:prime256v1"),
     C("s_client-ecdsa-only", "s_client",
       "TLS 1.2, ECDHE-ECDSA suites only: no RSA suite for an RSA certificate",
       None, tls_min="1.2", tls_max="1.2",
