@@ -31,6 +31,7 @@ mod malformed;
 mod memory_limit;
 mod never_destroy;
 mod nightly;
+mod offers;
 mod operators;
 mod parquet;
 mod prom_check;
