@@ -568,14 +568,12 @@ impl Policy {
                 for name in list.split(':').map(str::trim).filter(|n| !n.is_empty()) {
                     match groups::by_name(name) {
                         Some(g) => out.push(g),
-                        None => {
-                            return Err(err(
-                                format!(
+                        None => return Err(err(
+                            format!(
                                 "unknown group `{name}` in `{list}`: the server would refuse it"
                             ),
-                                d.groups_line,
-                            ))
-                        }
+                            d.groups_line,
+                        )),
                     }
                 }
                 out
