@@ -22,14 +22,17 @@
 )]
 
 pub mod authjoin;
+pub mod clients;
 pub mod distinct;
 pub mod export;
 pub mod fdtable;
+pub mod fingerprint;
 #[cfg(feature = "parquet")]
 pub mod frame;
 pub mod gaps;
 pub mod lines;
 pub mod pairs;
+pub mod pq;
 pub mod quantile;
 pub mod rows;
 pub mod tls;

@@ -437,6 +437,7 @@ impl TlsAgg {
             estimate: self.estimate(),
             protocols,
             summary,
+            post_quantum: None,
             inputs,
         }
     }
@@ -478,6 +479,10 @@ pub struct TlsReport {
     /// Shares of legacy, insecure, non-forward-secret and non-AEAD traffic, and the
     /// rating caps the observed traffic implies.
     pub summary: TlsSummary,
+    /// Key-exchange groups, when the format logs the negotiated (`$ssl_curve`) or the
+    /// offered groups (`$ssl_curves`, `SSL_CLIENTHELLO_GROUPS`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_quantum: Option<crate::pq::PqReport>,
     /// The inputs read.
     pub inputs: Vec<InputReport>,
 }

@@ -96,6 +96,18 @@ pub enum Command {
     /// as written by `export --format parquet [--partition-by date]`, and counts the
     /// columns client, tls_protocol and tls_cipher as `tls` counts log lines.
     Merge(MergeArgs),
+    /// TLS client fingerprints from logged ClientHello offers, with their User-Agents.
+    ///
+    /// Needs the offer in the log: nginx $ssl_ciphers and $ssl_curves (the
+    /// nginx-ssl-full preset), or httpd trunk's SSL_CLIENTHELLO_* variables
+    /// (SSLClientHelloVars On). Each request's offer gives a fingerprint: JA3 when
+    /// version, suites, extensions, groups and EC point formats are all logged, else
+    /// tlsgap's tg1 (suites and groups; see the README). Fingerprints are ranked by
+    /// requests, with their distinct clients, User-Agents and their kinds, what was
+    /// negotiated, whether a post-quantum group was offered, and a MIXED flag when one
+    /// fingerprint is seen under browser and library User-Agents alike. With --policy,
+    /// each offer is negotiated under the policy as OpenSSL would.
+    Clients(ClientsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     ///
     /// For example: `tlsgap completions bash > /etc/bash_completion.d/tlsgap`.
@@ -1003,6 +1015,40 @@ impl From<CountArg> for CountMode {
             CountArg::Clients => CountMode::Clients,
         }
     }
+}
+
+/// `tlsgap clients`.
+#[derive(Debug, Args)]
+pub struct ClientsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// How many User-Agents to list per fingerprint.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub top: usize,
+
+    /// Negotiate each fingerprint's offer under this policy (as `whatif --policy`:
+    /// a Mozilla profile, a file of server directives, or directives inline).
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<String>,
+
+    /// With --policy: the server's certificates, `rsa`, `ecdsa` or `rsa+ecdsa`
+    /// (default: those the negotiated suites in the log show, else rsa).
+    #[arg(long, value_name = "KINDS", requires = "policy", value_parser = parse_certs)]
+    pub cert: Option<tlsgap_ciphers::handshake::Certs>,
+
+    #[command(flatten)]
+    pub system: SystemTlsArgs,
+
+    #[command(flatten)]
+    pub client_key: ClientKeyArgs,
+
+    /// Output format; csv and parquet rows: one per fingerprint.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
+    pub format: RowsFormat,
+
+    #[command(flatten)]
+    pub csv: CsvArgs,
 }
 
 fn parse_certs(s: &str) -> Result<tlsgap_ciphers::handshake::Certs, String> {

@@ -6,6 +6,7 @@ pub mod auth_cmd;
 pub mod check_cmd;
 pub mod ciphers_cmd;
 pub mod cli;
+pub mod clients_cmd;
 pub mod export_cmd;
 pub mod gaps_cmd;
 pub mod merge_cmd;
@@ -38,6 +39,7 @@ pub fn run() -> Result<ExitCode> {
         Command::Report(args) => report_cmd::run(args),
         Command::Check(args) => check_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),
+        Command::Clients(args) => clients_cmd::run(args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "tlsgap", &mut std::io::stdout());

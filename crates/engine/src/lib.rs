@@ -50,6 +50,7 @@ pub mod window;
 
 pub mod auth;
 pub mod check;
+pub mod clients;
 #[cfg(feature = "parquet")]
 pub mod dataset;
 #[cfg(feature = "parquet")]

@@ -8,6 +8,7 @@ use crate::runner::{Block, Job};
 use crate::state::TotalsStart;
 use crate::window::{period_key, Period, Zone};
 use crate::{Result, RunOptions};
+use tlsgap_agg::pq::GroupsAgg;
 use tlsgap_agg::trend::Trend;
 
 /// What to count.
@@ -59,6 +60,10 @@ struct TlsJob<'f> {
     protocol: Option<usize>,
     cipher: Option<usize>,
     by: Option<&'f (Period, Zone)>,
+    /// `$ssl_curve`: the negotiated group.
+    group: Option<usize>,
+    /// `$ssl_curves` / `SSL_CLIENTHELLO_GROUPS`: the offered groups.
+    offered_groups: Option<usize>,
 }
 
 struct TlsPartial {
@@ -66,6 +71,7 @@ struct TlsPartial {
     agg: TlsAgg,
     newest_us: Option<i64>,
     periods: Trend,
+    groups: GroupsAgg,
 }
 
 has_lines!(TlsPartial);
@@ -78,7 +84,20 @@ impl Job for TlsJob<'_> {
         let mut newest_us: Option<i64> = None;
         let mut periods = Trend::default();
         let mut scratch = Vec::new();
+        let mut groups = GroupsAgg::default();
+        let mut key = Vec::new();
         let lines = self.lines.parse_block(block, |_, rec| {
+            if let Some(i) = self.group {
+                groups.add_negotiated(rec.raw(i));
+            }
+            if let Some(i) = self.offered_groups {
+                let client = self.client_key.key(
+                    &mut key,
+                    self.client.and_then(|c| rec.raw(c)).unwrap_or(b"-"),
+                    self.user_agent.and_then(|u| rec.raw(u)),
+                );
+                groups.add_offered(client, rec.raw(i));
+            }
             let protocol = self.protocol.and_then(|i| rec.raw(i));
             let client = self.client.and_then(|i| rec.raw(i));
             let client = match (self.mode, client) {
@@ -105,6 +124,7 @@ impl Job for TlsJob<'_> {
             agg,
             newest_us,
             periods,
+            groups,
         }
     }
 }
@@ -158,12 +178,16 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
         by: opts.by.as_ref(),
+        group: format.role(Role::TlsGroup),
+        offered_groups: format.role(Role::TlsOfferedGroups),
     };
     let mut total = TlsAgg::with_memory_limit(opts.count, run.memory_limit);
     let mut newest_us: Option<i64> = None;
     let mut periods = Trend::default();
+    let mut groups = GroupsAgg::default();
     let mut summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         total.merge(p.agg);
+        groups.merge(p.groups);
         newest_us = newest_us.max(p.newest_us);
         periods.merge(p.periods);
         Ok(())
@@ -193,6 +217,13 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
     let mut report = total.report(&summary.stats, summary.inputs.clone());
     if opts.count == CountMode::Clients {
         report.client_key = Some(client_key.as_str());
+    }
+    if job.group.is_some() || job.offered_groups.is_some() {
+        report.post_quantum = Some(groups.report(
+            job.group.is_some(),
+            job.offered_groups.is_some(),
+            client_key.as_str(),
+        ));
     }
     // On standard error too, so that CSV, Parquet and Prometheus readers (whose
     // formats have no room for it) are told as well.

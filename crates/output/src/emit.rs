@@ -309,12 +309,83 @@ impl Table {
             }
             None => writeln!(&mut out, "rating cap implied by this traffic: none")?,
         }
+        if let Some(pq) = &r.post_quantum {
+            out.push_str(&groups_section(pq, width));
+        }
         if !self.summary.is_empty() {
             out.push('\n');
             out.push_str(&summary_lines(&self.summary, width));
         }
         Ok(out)
     }
+}
+
+/// The key-exchange groups under the `tls` table (only when the format logs them):
+/// the negotiated groups and their post-quantum share, and the requests and clients
+/// that offered a post-quantum group.
+fn groups_section(pq: &tlsgap_agg::pq::PqReport, width: usize) -> String {
+    let mut out = String::new();
+    let label_w = 42.min(width.saturating_sub(20));
+    let figures = |a: &str, b: &str| format!("{a:>11}{b:>9}");
+    if let Some(n) = &pq.negotiated {
+        out.push('\n');
+        out.push_str(&layout::label_line(
+            "negotiated key-exchange group",
+            label_w,
+            &figures("requests", "share"),
+        ));
+        out.push('\n');
+        for g in &n.groups {
+            let name = format!(
+                "  {}{}",
+                escape::terminal(&g.group),
+                if g.post_quantum {
+                    " (post-quantum)"
+                } else {
+                    ""
+                }
+            );
+            out.push_str(&layout::label_line(
+                &name,
+                label_w,
+                &figures(&thousands(g.count), &percent(g.share)),
+            ));
+            out.push('\n');
+        }
+        out.push_str(&layout::label_line(
+            "  post-quantum, all groups",
+            label_w,
+            &figures(
+                &thousands(n.post_quantum.count),
+                &percent(n.post_quantum.share),
+            ),
+        ));
+        out.push('\n');
+    }
+    if let Some(o) = &pq.offered {
+        out.push('\n');
+        out.push_str(&wrap(
+            "",
+            &format!(
+                "offered a post-quantum group: {} of {} requests with offered groups \
+                 logged ({}), {} of {} clients ({}) ({})",
+                thousands(o.post_quantum.count),
+                thousands(o.requests),
+                percent(o.post_quantum.share),
+                thousands(o.post_quantum_clients.count),
+                thousands(o.clients),
+                percent(o.post_quantum_clients.share),
+                if o.client_key == "addr" {
+                    "address"
+                } else {
+                    "address + User-Agent"
+                },
+            ),
+            layout::measure(width),
+            2,
+        ));
+    }
+    out
 }
 
 /// A run's summary under a table: each line folded at spaces to `width` cells, its

@@ -29,6 +29,7 @@
 
 pub mod auth;
 pub mod ciphers;
+pub mod clients;
 pub mod emit;
 pub mod escape;
 pub mod explain;

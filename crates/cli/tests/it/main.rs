@@ -18,6 +18,7 @@
 mod auth;
 mod check;
 mod ciphers;
+mod clients;
 mod csv_injection;
 mod dataset;
 mod export;
