@@ -399,6 +399,8 @@ fn whatif_exact_agrees_with_real_nginx() {
         }
     }
 
+    fingerprints_hold_across_runs(dir.path(), &format, &log_a);
+
     assert!(
         problems.is_empty(),
         "whatif disagrees with real nginx in {} of {checked} cases:\n\n{}\n",
@@ -453,4 +455,62 @@ fn mixed_log(dir: &Path, format: &str, policy: &str, lines_a: &[Logged], answers
         v["requests"]["total"],
         stripped + x["requests"].as_u64().unwrap()
     );
+}
+
+/// `tlsgap clients` over the permissive run and the first strict run together: one
+/// fingerprint per distinct offer (suites and groups, GREASE left out), so the same
+/// client's requests share one across runs and different offers never do.
+fn fingerprints_hold_across_runs(dir: &Path, format: &str, log_a: &Path) {
+    let log_b = dir.join(POLICIES[0].0).join("access.log");
+    let mut both = std::fs::read(log_a).unwrap();
+    both.extend(std::fs::read(&log_b).unwrap());
+    let combined = util::write(dir, "two-runs.log", &both);
+    let grease = |item: &str| {
+        let b = item.as_bytes();
+        b.len() == 6 && item.starts_with("0x") && b[2] == b[4] && b[3] == b'a' && b[5] == b'a'
+    };
+    let strip = |list: &str| -> String {
+        list.split(':')
+            .filter(|i| !grease(i))
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    let mut offers = std::collections::BTreeSet::new();
+    let mut requests = 0u64;
+    for l in parse_offers_log(log_a)
+        .into_iter()
+        .chain(parse_offers_log(&log_b))
+    {
+        if l.ciphers != "-" {
+            offers.insert((strip(&l.ciphers), strip(&l.curves)));
+            requests += 1;
+        }
+    }
+    let o = util::tlsgap()
+        .args([
+            "clients",
+            "-q",
+            "--format",
+            "json",
+            "--top",
+            "100",
+            "--log-format",
+            format,
+        ])
+        .arg(&combined)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v = json(&o);
+    assert_eq!(v["requests"], requests, "{v}");
+    let fps = v["fingerprints"].as_array().unwrap();
+    assert_eq!(
+        fps.len(),
+        offers.len(),
+        "one fingerprint per distinct offer over two runs: {offers:#?}"
+    );
+    assert!(offers.len() >= 25, "{}", offers.len());
+    // Requests of one client in both runs fall under one fingerprint: at least one
+    // fingerprint carries requests from both runs for every client that connected in both.
+    assert!(fps.iter().any(|f| f["requests"].as_u64().unwrap() >= 2));
 }
