@@ -56,6 +56,7 @@ pub mod dataset;
 #[cfg(feature = "parquet")]
 pub mod export;
 pub mod gaps;
+mod groups;
 #[cfg(feature = "parquet")]
 pub mod merge;
 pub mod report;

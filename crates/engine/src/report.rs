@@ -104,6 +104,7 @@ struct ReportJob<'f> {
     protocol: Option<usize>,
     cipher: Option<usize>,
     offer: crate::whatif::OfferColumns,
+    groups: crate::groups::GroupColumns,
     whatif: bool,
     auth: bool,
 }
@@ -111,6 +112,7 @@ struct ReportJob<'f> {
 struct ReportPartial {
     lines: LinePartial,
     tls: TlsAgg,
+    groups: tlsgap_agg::pq::GroupsAgg,
     whatif: WhatifAgg,
     trend: Trend,
     requests: Vec<Request>,
@@ -123,11 +125,14 @@ impl Job for ReportJob<'_> {
 
     fn run(&self, block: &Block) -> ReportPartial {
         let mut tls = TlsAgg::new(CountMode::Requests);
+        let mut groups = tlsgap_agg::pq::GroupsAgg::default();
+        let mut key = Vec::new();
         let mut whatif = self.offer.agg(WhatifAgg::new());
         let mut trend = Trend::default();
         let mut requests = Vec::new();
         let fields = self.auth.then(|| RequestFields::new(self.lines.format));
         let lines = self.lines.parse_block(block, |_, rec| {
+            self.groups.add(&mut groups, rec, &mut key);
             let client = self.client.and_then(|i| rec.raw(i));
             let protocol = self.protocol.and_then(|i| rec.raw(i));
             let cipher = self.cipher.and_then(|i| rec.raw(i));
@@ -160,6 +165,7 @@ impl Job for ReportJob<'_> {
         ReportPartial {
             lines,
             tls,
+            groups,
             whatif,
             trend,
             requests,
@@ -203,10 +209,15 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
         offer: crate::whatif::OfferColumns::of(&format),
+        groups: crate::groups::GroupColumns::of(
+            &format,
+            crate::tls::effective_client_key(opts.client_key, &format, CountMode::Requests, run),
+        ),
         whatif,
         auth: auth_from_log,
     };
     let mut tls = TlsAgg::new(CountMode::Requests);
+    let mut groups = tlsgap_agg::pq::GroupsAgg::default();
     let mut whatif_agg = job
         .offer
         .agg(WhatifAgg::with_memory_limit(run.memory_limit));
@@ -214,12 +225,14 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
     let mut requests = Vec::new();
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         tls.merge(p.tls);
+        groups.merge(p.groups);
         whatif_agg.merge(p.whatif);
         trend.merge(p.trend);
         requests.extend(p.requests);
         Ok(())
     })?;
-    let tls_report = tls.report(&summary.stats, summary.inputs.clone());
+    let mut tls_report = tls.report(&summary.stats, summary.inputs.clone());
+    tls_report.post_quantum = job.groups.report(&groups);
     if summary.strict_hit.is_some() {
         return Ok(ReportOutcome {
             tls: tls_report,

@@ -60,10 +60,8 @@ struct TlsJob<'f> {
     protocol: Option<usize>,
     cipher: Option<usize>,
     by: Option<&'f (Period, Zone)>,
-    /// `$ssl_curve`: the negotiated group.
-    group: Option<usize>,
-    /// `$ssl_curves` / `SSL_CLIENTHELLO_GROUPS`: the offered groups.
-    offered_groups: Option<usize>,
+    /// The negotiated and offered groups.
+    groups: crate::groups::GroupColumns,
 }
 
 struct TlsPartial {
@@ -87,17 +85,7 @@ impl Job for TlsJob<'_> {
         let mut groups = GroupsAgg::default();
         let mut key = Vec::new();
         let lines = self.lines.parse_block(block, |_, rec| {
-            if let Some(i) = self.group {
-                groups.add_negotiated(rec.raw(i));
-            }
-            if let Some(i) = self.offered_groups {
-                let client = self.client_key.key(
-                    &mut key,
-                    self.client.and_then(|c| rec.raw(c)).unwrap_or(b"-"),
-                    self.user_agent.and_then(|u| rec.raw(u)),
-                );
-                groups.add_offered(client, rec.raw(i));
-            }
+            self.groups.add(&mut groups, rec, &mut key);
             let protocol = self.protocol.and_then(|i| rec.raw(i));
             let client = self.client.and_then(|i| rec.raw(i));
             let client = match (self.mode, client) {
@@ -178,8 +166,7 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
         protocol: format.role(Role::TlsProtocol),
         cipher: format.role(Role::TlsCipher),
         by: opts.by.as_ref(),
-        group: format.role(Role::TlsGroup),
-        offered_groups: format.role(Role::TlsOfferedGroups),
+        groups: crate::groups::GroupColumns::of(&format, client_key),
     };
     let mut total = TlsAgg::with_memory_limit(opts.count, run.memory_limit);
     let mut newest_us: Option<i64> = None;
@@ -218,13 +205,7 @@ pub fn run(run: &RunOptions, opts: &TlsOptions) -> Result<TlsOutcome> {
     if opts.count == CountMode::Clients {
         report.client_key = Some(client_key.as_str());
     }
-    if job.group.is_some() || job.offered_groups.is_some() {
-        report.post_quantum = Some(groups.report(
-            job.group.is_some(),
-            job.offered_groups.is_some(),
-            client_key.as_str(),
-        ));
-    }
+    report.post_quantum = job.groups.report(&groups);
     // On standard error too, so that CSV, Parquet and Prometheus readers (whose
     // formats have no room for it) are told as well.
     if let Some(e) = &report.estimate {

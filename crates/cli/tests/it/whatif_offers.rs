@@ -528,3 +528,74 @@ fn dataset_whatif_reads_the_offer_lists_back() {
         }
     }
 }
+
+/// Lines written from nginx's documented encoding of `$ssl_curve`/`$ssl_curves` as an
+/// OpenSSL 3.5 build logs them (`X25519MLKEM768` by name; an older build writes an
+/// unknown group as `0x11ec`): the local OpenSSL 3.0 cannot negotiate ML-KEM.
+#[test]
+fn report_shows_post_quantum_shares_when_groups_are_logged() {
+    let dir = util::tempdir();
+    let format = r#"log_format pq '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher "$ssl_ciphers" "$ssl_curves" $ssl_curve';"#;
+    let lines = concat!(
+        "192.0.2.1 - - [26/Nov/2026:08:00:01 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"Mozilla/5.0 Chrome/131.0\" TLSv1.3 TLS_AES_128_GCM_SHA256 \"TLS_AES_128_GCM_SHA256\" \"0x3a3a:X25519MLKEM768:X25519\" X25519MLKEM768\n",
+        "192.0.2.2 - - [26/Nov/2026:08:00:02 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"Mozilla/5.0 Firefox/133.0\" TLSv1.3 TLS_AES_128_GCM_SHA256 \"TLS_AES_128_GCM_SHA256\" \"0x11ec:X25519\" X25519\n",
+        "192.0.2.3 - - [26/Nov/2026:08:00:03 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl/7.88.1\" TLSv1.2 AES256-SHA \"AES256-SHA\" \"-\" -\n",
+    );
+    let log = util::write(dir.path(), "pq.log", lines.as_bytes());
+    let report = |fmt: &str| {
+        let o = util::tlsgap()
+            .args(["report", "-q", "--log-format", format, "--format", fmt])
+            .arg(path_str(&log))
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        o
+    };
+    let v = json(&report("json"));
+    let pq = &v["distribution"]["post_quantum"];
+    assert_eq!(pq["negotiated"]["post_quantum"]["count"], 1, "{pq}");
+    assert_eq!(pq["offered"]["post_quantum"]["count"], 2, "{pq}");
+    // Requests that logged their groups: the plain-RSA line logged `-`.
+    assert_eq!(pq["offered"]["requests"], 2, "{pq}");
+    assert_eq!(pq["negotiated"]["requests"], 2, "{pq}");
+    let t = stdout(&report("text"));
+    assert!(t.contains("KEY EXCHANGE GROUPS (POST-QUANTUM)"), "{t}");
+    assert!(t.contains("X25519MLKEM768 (post-quantum)"), "{t}");
+    assert!(
+        t.contains("offered a post-quantum group: 2 of 2 requests (100.00%)"),
+        "{t}"
+    );
+    assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+    let page = dir.path().join("report.html");
+    let o = util::tlsgap()
+        .args([
+            "report",
+            "-q",
+            "--log-format",
+            format,
+            "--html",
+            path_str(&page),
+        ])
+        .arg(path_str(&log))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let h = std::fs::read_to_string(&page).unwrap();
+    assert!(h.contains("data-pq-negotiated=\"1\""), "{h}");
+    assert!(h.contains("data-pq-offered=\"2\""), "{h}");
+    // A format without groups has no such section.
+    let o = util::tlsgap()
+        .args([
+            "report",
+            "-q",
+            "--log-format",
+            "combinedssl",
+            "--format",
+            "text",
+        ])
+        .arg(util::repo_root().join("testdata/sample/combinedssl.log.gz"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("KEY EXCHANGE GROUPS"));
+}
