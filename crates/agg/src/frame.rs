@@ -150,6 +150,11 @@ pub fn tls_frame(report: &TlsReport) -> PolarsResult<DataFrame> {
                     .map(|r| r.bits.map(i64::from))
                     .collect::<Vec<_>>(),
             ),
+            Column::new("group".into(), text(&|r| r.group.clone())),
+            Column::new(
+                "post_quantum".into(),
+                rows.iter().map(|r| r.post_quantum).collect::<Vec<_>>(),
+            ),
         ],
     )
 }

@@ -685,10 +685,14 @@ pub struct TlsRow {
     pub aead: Option<bool>,
     /// Effective strength in bits.
     pub bits: Option<u16>,
+    /// The key-exchange group (`group` rows).
+    pub group: Option<String>,
+    /// Whether the group is post-quantum (`group` and `offered_post_quantum*` rows).
+    pub post_quantum: Option<bool>,
 }
 
 /// The column names of [`TlsRow`] (CSV header and Parquet schema).
-pub const TLS_ROW_COLUMNS: [&str; 10] = [
+pub const TLS_ROW_COLUMNS: [&str; 12] = [
     "kind",
     "protocol",
     "cipher",
@@ -699,40 +703,74 @@ pub const TLS_ROW_COLUMNS: [&str; 10] = [
     "forward_secrecy",
     "aead",
     "bits",
+    "group",
+    "post_quantum",
 ];
 
-/// Flatten a report: one row per protocol and cipher in report order, then `plain`.
+/// Flatten a report: one row per protocol and cipher in report order, then `plain`,
+/// then, when the format logs key-exchange groups, one `group` row per negotiated group
+/// (requests, share of the requests with a group logged) and the offered-group rows:
+/// `offered_groups` and `offered_post_quantum` (requests), `offered_clients` and
+/// `offered_post_quantum_clients` (distinct clients). Group rows count requests and
+/// clients as named, whatever `--count` says of the `tls` rows.
 pub fn tls_rows(report: &TlsReport) -> Vec<TlsRow> {
-    let mut rows: Vec<TlsRow> = report
-        .protocols
-        .iter()
-        .flat_map(|p| {
-            p.ciphers.iter().map(move |c| TlsRow {
-                kind: "tls",
-                protocol: Some(p.protocol.clone()),
-                cipher: Some(c.cipher.clone()),
-                count: c.count,
-                share: Some(c.share),
-                verdict: Some(c.verdict),
-                protocol_verdict: Some(p.verdict),
-                forward_secrecy: c.forward_secrecy,
-                aead: c.aead,
-                bits: c.bits,
-            })
-        })
-        .collect();
-    rows.push(TlsRow {
-        kind: "plain",
+    let blank = |kind: &'static str, count: u64| TlsRow {
+        kind,
         protocol: None,
         cipher: None,
-        count: report.plain,
+        count,
         share: None,
         verdict: None,
         protocol_verdict: None,
         forward_secrecy: None,
         aead: None,
         bits: None,
-    });
+        group: None,
+        post_quantum: None,
+    };
+    let mut rows: Vec<TlsRow> = report
+        .protocols
+        .iter()
+        .flat_map(|p| {
+            p.ciphers.iter().map(move |c| TlsRow {
+                protocol: Some(p.protocol.clone()),
+                cipher: Some(c.cipher.clone()),
+                share: Some(c.share),
+                verdict: Some(c.verdict),
+                protocol_verdict: Some(p.verdict),
+                forward_secrecy: c.forward_secrecy,
+                aead: c.aead,
+                bits: c.bits,
+                ..blank("tls", c.count)
+            })
+        })
+        .collect();
+    rows.push(blank("plain", report.plain));
+    let Some(pq) = &report.post_quantum else {
+        return rows;
+    };
+    if let Some(n) = &pq.negotiated {
+        rows.extend(n.groups.iter().map(|g| TlsRow {
+            share: Some(g.share),
+            group: Some(g.group.clone()),
+            post_quantum: Some(g.post_quantum),
+            ..blank("group", g.count)
+        }));
+    }
+    if let Some(o) = &pq.offered {
+        rows.push(blank("offered_groups", o.requests));
+        rows.push(TlsRow {
+            share: Some(o.post_quantum.share),
+            post_quantum: Some(true),
+            ..blank("offered_post_quantum", o.post_quantum.count)
+        });
+        rows.push(blank("offered_clients", o.clients));
+        rows.push(TlsRow {
+            share: Some(o.post_quantum_clients.share),
+            post_quantum: Some(true),
+            ..blank("offered_post_quantum_clients", o.post_quantum_clients.count)
+        });
+    }
     rows
 }
 

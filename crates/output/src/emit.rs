@@ -431,6 +431,14 @@ impl Emitter<TlsReport> for Csv {
             if let Some(b) = row.bits {
                 line.extend_from_slice(b.to_string().as_bytes());
             }
+            line.push(b',');
+            if let Some(g) = &row.group {
+                escape::csv_field(g, self.style(), &mut line);
+            }
+            line.push(b',');
+            if let Some(v) = row.post_quantum {
+                line.extend_from_slice(if v { b"true" } else { b"false" });
+            }
             line.push(b'\n');
             out.write_all(&line)?;
         }
@@ -629,12 +637,12 @@ mod tests {
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             lines[0],
-            "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead,bits"
+            "kind,protocol,cipher,count,share,verdict,protocol_verdict,forward_secrecy,aead,bits,group,post_quantum"
         );
         assert!(lines[1].starts_with(
             "tls,\"TLSv1.3\",\"TLS_AES_128_GCM_SHA256\",3,0.6,recommended,recommended,true,true,128"
         ));
-        assert_eq!(*lines.last().unwrap(), "plain,,,1,,,,,,");
+        assert_eq!(*lines.last().unwrap(), "plain,,,1,,,,,,,,");
         assert!(s.contains(",\"ECDHE-RSA-\\x1B[31mEVIL\","), "{s}");
         assert!(!s.contains('\u{1b}'), "raw escape in CSV");
         let mut v = Vec::new();

@@ -409,6 +409,86 @@ fn tls_shows_post_quantum_shares_only_when_groups_are_logged() {
         out.contains("offered a post-quantum group: 2 of 4 requests"),
         "{out}"
     );
+    // The same figures in CSV: group rows, then the offered rows, after `plain`.
+    let o = tlsgap()
+        .args(["tls", "-q", "--format", "csv", "--log-format", format])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let csv = stdout(&o);
+    let tail: Vec<&str> = csv
+        .lines()
+        .skip_while(|l| !l.starts_with("plain,"))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "plain,,,0,,,,,,,,",
+            "group,,,2,0.5,,,,,,\"X25519\",false",
+            "group,,,2,0.5,,,,,,\"X25519MLKEM768\",true",
+            "offered_groups,,,4,,,,,,,,",
+            "offered_post_quantum,,,2,0.5,,,,,,,true",
+            "offered_clients,,,3,,,,,,,,",
+            &format!("offered_post_quantum_clients,,,2,{},,,,,,,true", 2.0 / 3.0),
+        ],
+        "{csv}"
+    );
+    // And in Parquet, read back by DuckDB.
+    let pq_path = dir.path().join("tls.parquet");
+    let o = tlsgap()
+        .args([
+            "tls",
+            "-q",
+            "--format",
+            "parquet",
+            "--log-format",
+            format,
+            "-o",
+        ])
+        .arg(&pq_path)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    if crate::util::python_ready(
+        "tls_shows_post_quantum_shares_only_when_groups_are_logged",
+        &["duckdb"],
+        "duckdb",
+        "reading the tls Parquet group rows back",
+    ) {
+        let o = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sys, duckdb; print(duckdb.sql(\"select kind, \\\"group\\\", count, \
+                 post_quantum from read_parquet('\" + sys.argv[1] + \"') where kind <> 'tls' \
+                 order by all\").fetchall())",
+            ])
+            .arg(&pq_path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", crate::util::stderr(&o));
+        assert_eq!(
+            stdout(&o).trim(),
+            "[('group', 'X25519', 2, False), ('group', 'X25519MLKEM768', 2, True), \
+             ('offered_clients', None, 3, None), ('offered_groups', None, 4, None), \
+             ('offered_post_quantum', None, 2, True), \
+             ('offered_post_quantum_clients', None, 2, True), ('plain', None, 0, None)]"
+        );
+        // The README's query for the negotiated post-quantum share.
+        let q =
+            crate::fleet::readme_query("tls group rows").replace("tls.parquet", path_str(&pq_path));
+        let o = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sys, duckdb; print(duckdb.sql(sys.argv[1]).fetchall())",
+                &q,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", crate::util::stderr(&o));
+        assert_eq!(stdout(&o).trim(), "[(0.5,)]");
+    }
     // Without group fields: no such key, no such section.
     let plain = "198.51.100.1 TLSv1.3 TLS_AES_128_GCM_SHA256\n";
     let path = write(dir.path(), "plain.log", plain.as_bytes());
@@ -420,4 +500,23 @@ fn tls_shows_post_quantum_shares_only_when_groups_are_logged() {
         .output()
         .unwrap();
     assert!(!stdout(&o).contains("post-quantum"));
+    let o = tlsgap()
+        .args([
+            "tls",
+            "-q",
+            "--format",
+            "csv",
+            "--log-format",
+            fmt,
+            path_str(&path),
+        ])
+        .output()
+        .unwrap();
+    let csv = stdout(&o);
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.starts_with("tls,") || l.starts_with("plain,")),
+        "{csv}"
+    );
 }

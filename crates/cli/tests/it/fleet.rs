@@ -277,7 +277,7 @@ fn older_schema_versions_and_layouts_are_read_newer_ones_refused() {
 }
 
 /// The ```sql block after `<!-- fleet query: NAME -->` in README.md.
-fn readme_query(name: &str) -> String {
+pub(crate) fn readme_query(name: &str) -> String {
     let doc = std::fs::read_to_string(util::repo_root().join("README.md")).unwrap();
     let marker = format!("<!-- fleet query: {name} -->\n```sql\n");
     let start = doc
