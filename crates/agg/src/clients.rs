@@ -258,25 +258,12 @@ impl ClientsAgg {
     /// The certificates the server evidently has: RSA if a negotiated suite
     /// authenticates with RSA, ECDSA if one does with ECDSA; RSA when none says.
     pub fn certs_seen(&self) -> Certs {
-        let mut certs = Certs {
-            rsa: false,
-            ecdsa: false,
-        };
-        for e in self.entries.values() {
-            for (_, cipher) in e.negotiated.keys() {
-                for s in tlsgap_ciphers::catalogue::by_name(cipher) {
-                    match s.au.trim() {
-                        "RSA" => certs.rsa = true,
-                        "ECDSA" => certs.ecdsa = true,
-                        _ => {}
-                    }
-                }
-            }
-        }
-        if !certs.rsa && !certs.ecdsa {
-            certs.rsa = true;
-        }
-        certs
+        Certs::seen(
+            self.entries
+                .values()
+                .flat_map(|e| e.negotiated.keys())
+                .flat_map(|(_, cipher)| tlsgap_ciphers::catalogue::by_name(cipher)),
+        )
     }
 
     /// The typed result: fingerprints by requests (descending), then by name; `kind`

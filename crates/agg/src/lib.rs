@@ -35,6 +35,7 @@ pub mod pairs;
 pub mod pq;
 pub mod quantile;
 pub mod rows;
+pub mod tally;
 pub mod tls;
 pub mod totals;
 pub mod trend;

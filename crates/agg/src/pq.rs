@@ -9,7 +9,7 @@ use tlsgap_ciphers::groups::{self, Group};
 use tlsgap_ciphers::offer::Offer;
 use tlsgap_parser::lossless_text;
 
-use crate::tls::Tally;
+use crate::tally::Tally;
 
 /// How many distinct offered-group lists a partial remembers the verdict of.
 const CACHE_LIMIT: usize = 4096;
@@ -86,14 +86,7 @@ impl GroupsAgg {
     /// The report: `negotiated` when the format logs the negotiated group, `offered`
     /// when it logs the offered ones; `client_key` is what one client is.
     pub fn report(&self, negotiated: bool, offered: bool, client_key: &'static str) -> PqReport {
-        let tally = |count: u64, total: u64| Tally {
-            count,
-            share: if total == 0 {
-                0.0
-            } else {
-                count as f64 / total as f64
-            },
-        };
+        let tally = Tally::of;
         let negotiated = negotiated.then(|| {
             // Names as OpenSSL writes them, whatever the case or a hex code logged.
             let mut by_name: FxHashMap<String, (u64, bool)> = FxHashMap::default();

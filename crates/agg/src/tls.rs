@@ -521,14 +521,7 @@ pub struct CipherRow {
     pub bits: Option<u16>,
 }
 
-/// A count and its share of all TLS requests (or clients).
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
-pub struct Tally {
-    /// Requests (or clients).
-    pub count: u64,
-    /// `count / total`.
-    pub share: f64,
-}
+pub use crate::tally::Tally;
 
 /// A rating cap in the manner of SSL Labs, implied by what clients negotiated.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -669,24 +669,11 @@ impl WhatifAgg {
     /// The certificates the negotiated TLS <= 1.2 suites show the server had (an RSA
     /// certificate when they show none).
     fn certs_seen(&self) -> Certs {
-        let mut certs = Certs {
-            rsa: false,
-            ecdsa: false,
-        };
-        for (p, c) in self.pairs.iter() {
-            let Some(suite) = catalogue::lookup(&lossless_text(p), &lossless_text(c)) else {
-                continue;
-            };
-            match suite.au.trim() {
-                "RSA" => certs.rsa = true,
-                "ECDSA" => certs.ecdsa = true,
-                _ => {}
-            }
-        }
-        if !certs.rsa && !certs.ecdsa {
-            certs.rsa = true;
-        }
-        certs
+        Certs::seen(
+            self.pairs
+                .iter()
+                .filter_map(|(p, c)| catalogue::lookup(&lossless_text(p), &lossless_text(c))),
+        )
     }
 
     /// Per case, the exact outcome under `policy` (`None`: no offer logged). Each

@@ -71,6 +71,26 @@ impl Certs {
         ecdsa: true,
     };
 
+    /// The certificates a server must hold to have negotiated `suites` (their
+    /// authentication); RSA when none of them tells (TLS 1.3 suites, unknown names).
+    pub fn seen<'a>(suites: impl IntoIterator<Item = &'a crate::suite::Suite>) -> Certs {
+        let mut certs = Certs {
+            rsa: false,
+            ecdsa: false,
+        };
+        for s in suites {
+            match s.au.trim() {
+                "RSA" => certs.rsa = true,
+                "ECDSA" => certs.ecdsa = true,
+                _ => {}
+            }
+        }
+        if !certs.rsa && !certs.ecdsa {
+            certs.rsa = true;
+        }
+        certs
+    }
+
     /// `rsa`, `ecdsa` or `rsa+ecdsa`.
     pub fn as_str(self) -> &'static str {
         match (self.rsa, self.ecdsa) {
