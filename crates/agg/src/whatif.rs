@@ -101,8 +101,11 @@ pub const WHATIF_ENTRY_BYTES: usize = 160;
 #[derive(Debug, Clone, Default)]
 struct Entry {
     order: u32,
-    tallies: Vec<(u32, u64)>,
+    tallies: Tallies,
 }
+
+/// A client's requests per case; one case inline.
+type Tallies = smallvec::SmallVec<[(u32, u64); 1]>;
 
 /// Per pair: the requests of sketched entries, and sketches of their clients.
 #[derive(Debug, Clone, Default)]
@@ -256,7 +259,7 @@ impl WhatifAgg {
             key,
             Entry {
                 order,
-                tallies: vec![(pair, n)],
+                tallies: smallvec::smallvec![(pair, n)],
             },
         );
     }
@@ -1062,7 +1065,7 @@ fn decide_request(
 }
 
 /// Add `n` requests of `pair` to a client's tallies.
-fn tally(tallies: &mut Vec<(u32, u64)>, pair: u32, n: u64) {
+fn tally(tallies: &mut Tallies, pair: u32, n: u64) {
     match tallies.iter_mut().find(|(p, _)| *p == pair) {
         Some((_, k)) => *k += n,
         None => tallies.push((pair, n)),

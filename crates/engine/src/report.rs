@@ -247,6 +247,9 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
 
     let whatifs = if whatif {
         let classifier = Classifier::new()?;
+        // Each distinct User-Agent is classified once, not once per policy.
+        let mut kinds: rustc_hash::FxHashMap<String, tlsgap_agg::whatif::ClientKind> =
+            rustc_hash::FxHashMap::default();
         // As `whatif` says it: a log without User-Agents counts addresses.
         let client_key =
             crate::tls::effective_client_key(opts.client_key, &format, CountMode::Requests, run);
@@ -257,7 +260,14 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
                 report: whatif_agg.report(
                     &p.policy,
                     client_key,
-                    &mut |ua| classifier.kind(ua),
+                    &mut |ua| match kinds.get(ua) {
+                        Some(k) => *k,
+                        None => {
+                            let k = classifier.kind(ua);
+                            kinds.insert(ua.to_string(), k);
+                            k
+                        }
+                    },
                     TOP_USER_AGENTS,
                     &summary.stats,
                     summary.inputs.clone(),
