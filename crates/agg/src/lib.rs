@@ -21,6 +21,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod arena;
 pub mod authjoin;
 pub mod clients;
 pub mod distinct;

@@ -82,7 +82,7 @@ pub struct WhatifAgg {
     /// Whether the format logs the offer at all.
     offer_fields: bool,
     /// `address \0 user-agent` → (case, requests), and when it was first seen here.
-    clients: FxHashMap<Box<[u8]>, Entry>,
+    clients: crate::arena::ArenaMap<Entry>,
     plain: u64,
     scratch: Vec<u8>,
     /// Order of the next new entry.
@@ -247,31 +247,34 @@ impl WhatifAgg {
     }
 
     fn count(&mut self, client: &[u8], ua: &[u8], pair: u32, n: u64) {
-        let key = joined(&mut self.scratch, client, ua);
-        if let Some(slot) = self.clients.get_mut(key) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let key = joined(&mut scratch, client, ua);
+        let hash = crate::arena::key_hash(key);
+        if let Some(slot) = self.clients.get_mut_hashed(hash, key) {
             tally(&mut slot.tallies, pair, n);
-            return;
+        } else {
+            let order = self.next;
+            self.next = order.saturating_add(1);
+            self.first_seen(
+                hash,
+                key,
+                Entry {
+                    order,
+                    tallies: smallvec::smallvec![(pair, n)],
+                },
+            );
         }
-        let key: Box<[u8]> = key.into();
-        let order = self.next;
-        self.next = order.saturating_add(1);
-        self.first_seen(
-            key,
-            Entry {
-                order,
-                tallies: smallvec::smallvec![(pair, n)],
-            },
-        );
+        self.scratch = scratch;
     }
 
     /// Hold a new entry exactly if it fits the budget, else sketch it.
-    fn first_seen(&mut self, key: Box<[u8]>, entry: Entry) {
+    fn first_seen(&mut self, hash: u64, key: &[u8], entry: Entry) {
         if self.budget.admit(key.len() + WHATIF_ENTRY_BYTES) {
-            self.clients.insert(key, entry);
+            self.clients.insert_new_hashed(hash, key, entry);
         } else {
             self.sketch
                 .get_or_insert_with(Box::default)
-                .add(&key, &entry.tallies);
+                .add(key, &entry.tallies);
         }
     }
 
@@ -342,28 +345,31 @@ impl WhatifAgg {
             .is_some_and(|n| n <= self.budget.limit());
         let base = self.next;
         self.next = base.saturating_add(other.next);
-        let mut fresh: Vec<(Box<[u8]>, Entry)> = Vec::new();
-        for (key, mut entry) in other.clients {
+        let mut fresh: Vec<(u64, &[u8], Entry)> = Vec::new();
+        let (bytes, entries) = other.clients.into_parts();
+        for (off, len, mut entry) in entries {
+            let key = bytes.get(off..off + len).unwrap_or_default();
             for (pair, _) in &mut entry.tallies {
                 *pair = remap.get(*pair as usize).copied().unwrap_or(u32::MAX);
             }
             entry.tallies.retain(|(p, _)| *p != u32::MAX);
             entry.order = base.saturating_add(entry.order);
-            if let Some(slot) = self.clients.get_mut(&key) {
+            let hash = crate::arena::key_hash(key);
+            if let Some(slot) = self.clients.get_mut_hashed(hash, key) {
                 for (pair, n) in entry.tallies {
                     tally(&mut slot.tallies, pair, n);
                 }
             } else if fits {
-                self.first_seen(key, entry);
+                self.first_seen(hash, key, entry);
             } else {
-                fresh.push((key, entry));
+                fresh.push((hash, key, entry));
             }
         }
         if !self.budget.is_full() {
-            fresh.sort_unstable_by_key(|(_, e)| e.order);
+            fresh.sort_unstable_by_key(|(_, _, e)| e.order);
         }
-        for (key, entry) in fresh {
-            self.first_seen(key, entry);
+        for (hash, key, entry) in fresh {
+            self.first_seen(hash, key, entry);
         }
         if let Some(theirs) = other.sketch {
             self.sketch
@@ -420,10 +426,10 @@ impl WhatifAgg {
         // A client is one (address, User-Agent) entry, or with `--client-key addr` all
         // the entries of one address.
         let mut groups: FxHashMap<&[u8], Vec<Member<'_>>> = FxHashMap::default();
-        for (key, entry) in &self.clients {
+        for (key, entry) in self.clients.iter() {
             let (client, ua) = split_key(key);
             let group = match client_key {
-                ClientKey::AddrUa => &key[..],
+                ClientKey::AddrUa => key,
                 ClientKey::Addr => client,
             };
             groups

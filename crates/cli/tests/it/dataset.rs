@@ -368,13 +368,16 @@ fn duckdb_ready(test: &str) -> bool {
     util::python_ready(test, &["duckdb"], "duckdb", "the DuckDB query of README.md")
 }
 
-/// The first ```sql block of README.md, on `dataset` instead of the example path.
+/// The first ```sql block of README.md over the example dataset, on `dataset` instead
+/// of the example path.
 fn documented_query(dataset: &Path) -> String {
     let doc = std::fs::read_to_string(util::repo_root().join("README.md")).unwrap();
-    let start = doc.find("```sql\n").expect("README.md has a ```sql block") + 7;
-    let len = doc[start..].find("```").unwrap();
-    let sql = &doc[start..start + len];
-    assert!(sql.contains("/srv/tlsgap/dataset/"), "{sql}");
+    let sql = doc
+        .split("```sql\n")
+        .skip(1)
+        .map(|block| &block[..block.find("```").unwrap()])
+        .find(|sql| sql.contains("/srv/tlsgap/dataset/"))
+        .expect("README.md has a ```sql block over /srv/tlsgap/dataset/");
     sql.replace("/srv/tlsgap/dataset", &dataset.display().to_string())
 }
 

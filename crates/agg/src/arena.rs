@@ -1,0 +1,126 @@
+//! A map from byte keys to values whose keys live in one growing buffer: no heap block
+//! per key, so a partial of one block costs a few reallocations instead of one
+//! allocation per distinct key, and nothing per key is freed on another thread when
+//! the partial is merged (issue 12: that churn, and glibc's arena locks behind it, was
+//! a large part of `whatif`'s and `report`'s time). Iteration is in insertion order.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+
+/// Byte keys (copied into one buffer) to values, in insertion order.
+#[derive(Debug, Clone)]
+pub struct ArenaMap<V> {
+    bytes: Vec<u8>,
+    /// (offset of the key in `bytes`, its length, the value), in insertion order.
+    entries: Vec<(usize, usize, V)>,
+    /// Indexes into `entries`, by the hash of their key.
+    table: HashTable<usize>,
+}
+
+impl<V> Default for ArenaMap<V> {
+    fn default() -> Self {
+        ArenaMap {
+            bytes: Vec::new(),
+            entries: Vec::new(),
+            table: HashTable::new(),
+        }
+    }
+}
+
+/// The hash [`ArenaMap`] files a key under.
+pub fn key_hash(key: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(key)
+}
+
+fn key_of<'a, V>(bytes: &'a [u8], entries: &[(usize, usize, V)], i: usize) -> &'a [u8] {
+    match entries.get(i) {
+        Some(&(off, len, _)) => bytes.get(off..off + len).unwrap_or_default(),
+        None => &[],
+    }
+}
+
+impl<V> ArenaMap<V> {
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The value of `key`, whose [`key_hash`] is `hash`.
+    pub fn get_mut_hashed(&mut self, hash: u64, key: &[u8]) -> Option<&mut V> {
+        let (bytes, entries) = (&self.bytes, &self.entries);
+        let i = *self
+            .table
+            .find(hash, |&i| key_of(bytes, entries, i) == key)?;
+        self.entries.get_mut(i).map(|e| &mut e.2)
+    }
+
+    /// The value of `key`.
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        self.get_mut_hashed(key_hash(key), key)
+    }
+
+    /// Add `key`, whose [`key_hash`] is `hash`, which the map does not hold.
+    pub fn insert_new_hashed(&mut self, hash: u64, key: &[u8], value: V) {
+        let i = self.entries.len();
+        let off = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        self.entries.push((off, key.len(), value));
+        let (bytes, entries) = (&self.bytes, &self.entries);
+        self.table
+            .insert_unique(hash, i, |&j| key_hash(key_of(bytes, entries, j)));
+    }
+
+    /// Every (key, value), in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
+        self.entries
+            .iter()
+            .map(|(off, len, v)| (self.bytes.get(*off..off + len).unwrap_or_default(), v))
+    }
+
+    /// Every value, in insertion order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.entries.iter().map(|e| &e.2)
+    }
+
+    /// The key buffer and the entries `(offset, length, value)`, to consume them.
+    pub fn into_parts(self) -> (Vec<u8>, Vec<(usize, usize, V)>) {
+        (self.bytes, self.entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_what_a_hash_map_holds() {
+        let mut a: ArenaMap<u64> = ArenaMap::default();
+        let mut b: std::collections::HashMap<Vec<u8>, u64> = Default::default();
+        // Many keys (the table grows and rehashes), some repeated, the empty key too.
+        for i in 0..20_000u64 {
+            let key = format!("198.51.{}.{}\0agent {}", i % 251, i % 97, i % 13).into_bytes();
+            let key = if i % 1000 == 0 { Vec::new() } else { key };
+            match a.get_mut(&key) {
+                Some(v) => *v += i,
+                None => a.insert_new_hashed(key_hash(&key), &key, i),
+            }
+            *b.entry(key).or_insert(0) += i;
+        }
+        assert_eq!(a.len(), b.len());
+        for (k, v) in a.iter() {
+            assert_eq!(b.get(k), Some(v));
+        }
+        let (bytes, entries) = a.clone().into_parts();
+        assert_eq!(entries.len(), b.len());
+        let firsts: Vec<&[u8]> = entries.iter().map(|(o, l, _)| &bytes[*o..o + l]).collect();
+        let iterated: Vec<&[u8]> = a.iter().map(|(k, _)| k).collect();
+        assert_eq!(firsts, iterated);
+    }
+}
