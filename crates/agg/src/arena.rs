@@ -13,8 +13,8 @@ use rustc_hash::FxBuildHasher;
 #[derive(Debug, Clone)]
 pub struct ArenaMap<V> {
     bytes: Vec<u8>,
-    /// (offset of the key in `bytes`, its length, the value), in insertion order.
-    entries: Vec<(usize, usize, V)>,
+    /// The entries, in insertion order.
+    entries: Vec<Slot<V>>,
     /// Indexes into `entries`, by the hash of their key.
     table: HashTable<usize>,
 }
@@ -29,16 +29,33 @@ impl<V> Default for ArenaMap<V> {
     }
 }
 
+/// One entry of an [`ArenaMap`].
+#[derive(Debug, Clone)]
+pub struct Slot<V> {
+    /// Where the key starts in the key buffer.
+    pub offset: usize,
+    /// The key's length.
+    pub len: usize,
+    /// The key's [`key_hash`] (kept: growing the table and merging never hash again).
+    pub hash: u64,
+    /// The value.
+    pub value: V,
+}
+
 /// The hash [`ArenaMap`] files a key under.
 pub fn key_hash(key: &[u8]) -> u64 {
     FxBuildHasher.hash_one(key)
 }
 
-fn key_of<'a, V>(bytes: &'a [u8], entries: &[(usize, usize, V)], i: usize) -> &'a [u8] {
+fn key_of<'a, V>(bytes: &'a [u8], entries: &[Slot<V>], i: usize) -> &'a [u8] {
     match entries.get(i) {
-        Some(&(off, len, _)) => bytes.get(off..off + len).unwrap_or_default(),
+        Some(e) => bytes.get(e.offset..e.offset + e.len).unwrap_or_default(),
         None => &[],
     }
+}
+
+fn hash_of<V>(entries: &[Slot<V>], i: usize) -> u64 {
+    entries.get(i).map_or(0, |e| e.hash)
 }
 
 impl<V> ArenaMap<V> {
@@ -55,10 +72,10 @@ impl<V> ArenaMap<V> {
     /// The value of `key`, whose [`key_hash`] is `hash`.
     pub fn get_mut_hashed(&mut self, hash: u64, key: &[u8]) -> Option<&mut V> {
         let (bytes, entries) = (&self.bytes, &self.entries);
-        let i = *self
-            .table
-            .find(hash, |&i| key_of(bytes, entries, i) == key)?;
-        self.entries.get_mut(i).map(|e| &mut e.2)
+        let i = *self.table.find(hash, |&i| {
+            hash_of(entries, i) == hash && key_of(bytes, entries, i) == key
+        })?;
+        self.entries.get_mut(i).map(|e| &mut e.value)
     }
 
     /// The value of `key`.
@@ -71,26 +88,35 @@ impl<V> ArenaMap<V> {
         let i = self.entries.len();
         let off = self.bytes.len();
         self.bytes.extend_from_slice(key);
-        self.entries.push((off, key.len(), value));
-        let (bytes, entries) = (&self.bytes, &self.entries);
-        self.table
-            .insert_unique(hash, i, |&j| key_hash(key_of(bytes, entries, j)));
+        self.entries.push(Slot {
+            offset: off,
+            len: key.len(),
+            hash,
+            value,
+        });
+        let entries = &self.entries;
+        self.table.insert_unique(hash, i, |&j| hash_of(entries, j));
     }
 
     /// Every (key, value), in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
-        self.entries
-            .iter()
-            .map(|(off, len, v)| (self.bytes.get(*off..off + len).unwrap_or_default(), v))
+        self.entries.iter().map(|e| {
+            (
+                self.bytes
+                    .get(e.offset..e.offset + e.len)
+                    .unwrap_or_default(),
+                &e.value,
+            )
+        })
     }
 
     /// Every value, in insertion order.
     pub fn values(&self) -> impl Iterator<Item = &V> {
-        self.entries.iter().map(|e| &e.2)
+        self.entries.iter().map(|e| &e.value)
     }
 
-    /// The key buffer and the entries `(offset, length, value)`, to consume them.
-    pub fn into_parts(self) -> (Vec<u8>, Vec<(usize, usize, V)>) {
+    /// The key buffer and the entries, to consume them.
+    pub fn into_parts(self) -> (Vec<u8>, Vec<Slot<V>>) {
         (self.bytes, self.entries)
     }
 }
@@ -119,7 +145,13 @@ mod tests {
         }
         let (bytes, entries) = a.clone().into_parts();
         assert_eq!(entries.len(), b.len());
-        let firsts: Vec<&[u8]> = entries.iter().map(|(o, l, _)| &bytes[*o..o + l]).collect();
+        let firsts: Vec<&[u8]> = entries
+            .iter()
+            .map(|e| &bytes[e.offset..e.offset + e.len])
+            .collect();
+        assert!(entries
+            .iter()
+            .all(|e| e.hash == key_hash(&bytes[e.offset..e.offset + e.len])));
         let iterated: Vec<&[u8]> = a.iter().map(|(k, _)| k).collect();
         assert_eq!(firsts, iterated);
     }

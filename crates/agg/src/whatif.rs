@@ -347,14 +347,16 @@ impl WhatifAgg {
         self.next = base.saturating_add(other.next);
         let mut fresh: Vec<(u64, &[u8], Entry)> = Vec::new();
         let (bytes, entries) = other.clients.into_parts();
-        for (off, len, mut entry) in entries {
-            let key = bytes.get(off..off + len).unwrap_or_default();
+        for slot in entries {
+            let (hash, mut entry) = (slot.hash, slot.value);
+            let key = bytes
+                .get(slot.offset..slot.offset + slot.len)
+                .unwrap_or_default();
             for (pair, _) in &mut entry.tallies {
                 *pair = remap.get(*pair as usize).copied().unwrap_or(u32::MAX);
             }
             entry.tallies.retain(|(p, _)| *p != u32::MAX);
             entry.order = base.saturating_add(entry.order);
-            let hash = crate::arena::key_hash(key);
             if let Some(slot) = self.clients.get_mut_hashed(hash, key) {
                 for (pair, n) in entry.tallies {
                     tally(&mut slot.tallies, pair, n);
