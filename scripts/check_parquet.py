@@ -23,7 +23,8 @@ with EXPECTED:
     `--columns` gives them when EXPECTED has no rows to take them from;
   * the types: `time` a timestamp with time zone UTC, `time_offset_minutes`,
     `line`, `status`, `bytes`, `duration_us`, `pid`, `count` integers, text
-    columns UTF-8 strings, `share` a float, `forward_secrecy`/`aead` booleans;
+    columns UTF-8 strings, `share` a float, `forward_secrecy`/`aead`/`post_quantum`
+    booleans;
   * every value (times compared as instants, plus the offset).
 
 Column types come from the column name (the lists below) unless `--types
@@ -53,10 +54,10 @@ TEXT_COLUMNS = {
     "file", "client", "ident", "user", "request", "method", "target", "http_version",
     "referer", "user_agent", "tls_protocol", "tls_cipher", "vhost",
     # tls
-    "kind", "protocol", "cipher", "verdict", "protocol_verdict",
+    "kind", "protocol", "cipher", "verdict", "protocol_verdict", "group",
 }
 FLOAT_COLUMNS = {"share"}
-BOOL_COLUMNS = {"forward_secrecy", "aead"}
+BOOL_COLUMNS = {"forward_secrecy", "aead", "post_quantum"}
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 

@@ -142,6 +142,10 @@ has_lines!(AuthPartial);
 impl Job for AuthJob<'_> {
     type Out = AuthPartial;
 
+    fn lines_of(&self, out: &AuthPartial) -> Option<u64> {
+        Some(out.lines.stats.total)
+    }
+
     fn run(&self, block: &Block) -> AuthPartial {
         let mut requests = Vec::new();
         let fields = RequestFields::new(self.lines.format);

@@ -58,6 +58,10 @@ has_lines!(ClientsPartial);
 impl Job for ClientsJob<'_> {
     type Out = ClientsPartial;
 
+    fn lines_of(&self, out: &ClientsPartial) -> Option<u64> {
+        Some(out.lines.stats.total)
+    }
+
     fn run(&self, block: &Block) -> ClientsPartial {
         let mut agg = ClientsAgg::new(self.ja3);
         let mut scratch = Vec::new();

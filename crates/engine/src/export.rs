@@ -94,6 +94,10 @@ impl Job for ExportJob<'_> {
         true
     }
 
+    fn lines_of(&self, out: &ExportPartial) -> Option<u64> {
+        Some(out.lines.stats.total)
+    }
+
     fn run(&self, block: &Block) -> ExportPartial {
         let file = self.names.get(block.input).map_or("-", String::as_str);
         let base = block.line_base.unwrap_or(0);

@@ -123,6 +123,10 @@ has_lines!(ReportPartial);
 impl Job for ReportJob<'_> {
     type Out = ReportPartial;
 
+    fn lines_of(&self, out: &ReportPartial) -> Option<u64> {
+        Some(out.lines.stats.total)
+    }
+
     fn run(&self, block: &Block) -> ReportPartial {
         let mut tls = TlsAgg::new(CountMode::Requests);
         let mut groups = tlsgap_agg::pq::GroupsAgg::default();

@@ -87,6 +87,11 @@ pub trait Job: Sync {
     }
     /// Process one block.
     fn run(&self, block: &Block) -> Self::Out;
+    /// The lines of the block, when the result counted them (every line, as
+    /// [`Block::lines`] gives them): the runner then does not count them again.
+    fn lines_of(&self, _out: &Self::Out) -> Option<u64> {
+        None
+    }
 }
 
 /// What happened to one input.
@@ -229,9 +234,16 @@ fn work<J: Job>(
         };
         let Ok(block) = block else { return };
         let out = job.run(&block);
+        let lines = match job.lines_of(&out) {
+            Some(n) => {
+                debug_assert_eq!(n, count_lines(&block.data), "a job miscounted its lines");
+                n
+            }
+            None => count_lines(&block.data),
+        };
         let meta = BlockMeta {
             input: block.input,
-            lines: count_lines(&block.data),
+            lines,
             line_base: block.line_base.unwrap_or(0),
             bytes: block.data.len() as u64 + block.skipped,
         };

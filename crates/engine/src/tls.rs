@@ -77,6 +77,10 @@ has_lines!(TlsPartial);
 impl Job for TlsJob<'_> {
     type Out = TlsPartial;
 
+    fn lines_of(&self, out: &TlsPartial) -> Option<u64> {
+        Some(out.lines.stats.total)
+    }
+
     fn run(&self, block: &Block) -> TlsPartial {
         let mut agg = TlsAgg::new(self.mode);
         let mut newest_us: Option<i64> = None;

@@ -104,6 +104,10 @@ has_lines!(WhatifPartial);
 impl Job for WhatifJob<'_> {
     type Out = WhatifPartial;
 
+    fn lines_of(&self, out: &WhatifPartial) -> Option<u64> {
+        Some(out.lines.stats.total)
+    }
+
     fn run(&self, block: &Block) -> WhatifPartial {
         let mut agg = self.offer.agg(WhatifAgg::new());
         let mut listed = Vec::new();

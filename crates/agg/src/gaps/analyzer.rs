@@ -599,8 +599,8 @@ impl Shared {
         th.prev_was_exit = matches!(c.name, b"exit_group" | b"exit");
     }
 
-    /// Fill `slot` with the call's parts (for its text), class, resources and any
-    /// hash it carries.
+    /// Fill `slot` with the call's parts (for its text and the hash it may carry),
+    /// class and resources.
     pub(super) fn describe_call(
         &mut self,
         slot: &mut CtxSlot,
@@ -612,14 +612,7 @@ impl Shared {
         slot.class = call_class(c.name, c.args);
         let ret = if cut { None } else { Some(c.ret.raw) };
         slot.set_call(c.args, ret, c.duration_ns);
-        let mut hash = hash_in(c.args, &mut self.scratch).map(|mut h| {
-            h.only_entry = only_entry(c.args);
-            h
-        });
-        if let (None, Some(r)) = (hash, ret) {
-            hash = hash_in(r, &mut self.scratch);
-        }
-        slot.hash = hash;
+        slot.scan_hash = true;
         // A call cut short (its thread killed) changes no carry.
         slot.feed = self.feed_data(key, c.name, c.args, !cut);
         self.call_resources(slot, key, c);
@@ -681,7 +674,7 @@ impl Shared {
                 .and_then(|s| s.resources().first())
                 .map(ResRef::to_raw),
             resources,
-            hash: th.ring.iter().find_map(|s| s.hash),
+            hash: th.ring.iter().find_map(|s| s.hash(&mut self.scratch)),
             first: newest.is_some_and(|s| s.first),
         };
         self.intervals.push(iv);
@@ -728,7 +721,10 @@ impl Shared {
             class: slot.class,
             primary: slot.resources().first().map(ResRef::to_raw),
             resources,
-            hash: slot.hash.or_else(|| th.ring.iter().find_map(|s| s.hash)),
+            hash: match slot.hash(&mut self.scratch) {
+                Some(h) => Some(h),
+                None => th.ring.iter().find_map(|s| s.hash(&mut self.scratch)),
+            },
             first: slot.first,
         });
     }
