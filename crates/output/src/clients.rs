@@ -4,7 +4,7 @@ use tlsgap_agg::clients::{ClientsReport, FingerprintRow};
 
 use crate::emit::{percent, summary_lines, thousands};
 use crate::escape;
-use crate::layout::{self, fit, Col};
+use crate::layout::{self, Col};
 
 /// `browser 10, library 2`.
 fn kinds(f: &FingerprintRow) -> String {
@@ -133,14 +133,11 @@ pub fn table(r: &ClientsReport, summary: &str, width: usize) -> String {
                 if f.mixed { "  MIXED" } else { "" }
             )));
             for u in &f.user_agents {
-                out.push_str(&format!(
-                    "{:>11}  {:<8} {}\n",
-                    thousands(u.requests),
+                out.push_str(&crate::whatif::user_agent_line(
+                    u.requests,
                     u.kind.as_str(),
-                    fit(
-                        &escape::terminal(&u.user_agent),
-                        58.min(width.saturating_sub(22)).max(8)
-                    )
+                    &u.user_agent,
+                    width,
                 ));
             }
             if let Some(p) = f.policy.as_ref().and_then(|p| p.reason) {

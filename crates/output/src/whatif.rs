@@ -185,14 +185,11 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
     if !r.top_user_agents.is_empty() {
         out.push_str("\ntop refused User-Agents\n");
         for u in &r.top_user_agents {
-            out.push_str(&format!(
-                "{:>11}  {:<8} {}\n",
-                thousands(u.refused_requests),
+            out.push_str(&user_agent_line(
+                u.refused_requests,
                 u.kind.as_str(),
-                fit(
-                    &escape::terminal(&u.user_agent),
-                    58.min(width.saturating_sub(22)).max(8)
-                )
+                &u.user_agent,
+                width,
             ));
         }
     }
@@ -304,4 +301,18 @@ fn exact_section(out: &mut String, x: &tlsgap_agg::whatif::ExactReport, width: u
         ));
     }
     out.push('\n');
+}
+
+/// One listed User-Agent under a table: requests, kind, the User-Agent escaped for the
+/// terminal and cut to fit `width` (what `whatif` and `clients` list).
+pub(crate) fn user_agent_line(requests: u64, kind: &str, user_agent: &str, width: usize) -> String {
+    format!(
+        "{:>11}  {:<8} {}\n",
+        thousands(requests),
+        kind,
+        fit(
+            &escape::terminal(user_agent),
+            58.min(width.saturating_sub(22)).max(8)
+        )
+    )
 }
