@@ -69,7 +69,7 @@ struct ExportJob<'f> {
 /// Where rows go, in order.
 enum RowSink<'o> {
     Text(&'o mut dyn Write),
-    Parquet(Box<BatchedWriter<&'o mut dyn Write>>),
+    Parquet(Box<BatchedWriter<&'o mut dyn Write>>, dataset::RowGroupRows),
     Dataset(Box<dataset::DatasetWriter>),
 }
 
@@ -222,34 +222,50 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
     let mut sink = match kind {
         RowFormat::Parquet => {
             let empty = FrameBuilder::new(&schema, 0).finish()?;
-            RowSink::Parquet(Box::new(
-                ParquetWriter::new(out)
-                    .with_key_value_metadata(Some(dataset::file_metadata()))
-                    .batched(empty.schema())?,
-            ))
+            RowSink::Parquet(
+                Box::new(
+                    ParquetWriter::new(out)
+                        .with_key_value_metadata(Some(dataset::file_metadata()))
+                        .batched(empty.schema())?,
+                ),
+                dataset::RowGroupRows::default(),
+            )
         }
         _ => RowSink::Text(out),
     };
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         match (&mut sink, p.rows) {
             (RowSink::Text(w), Rows::Text(bytes)) => w.write_all(&bytes)?,
-            (RowSink::Parquet(w), Rows::Frame(df)) => {
+            (RowSink::Parquet(w, rows), Rows::Frame(df)) => {
                 let df = df?;
-                if df.height() > 0 {
-                    w.write_batch(&df)?;
+                if df.height() > 0 && rows.push(df)? {
+                    write_row_group(w, rows)?;
                 }
             }
             _ => bail!("internal error: rows of the wrong kind"),
         }
         Ok(())
     })?;
-    if let (RowSink::Parquet(w), None) = (&sink, &summary.strict_hit) {
+    if let (RowSink::Parquet(w, rows), None) = (&mut sink, &summary.strict_hit) {
+        write_row_group(w, rows)?;
         w.finish()?;
     }
     Ok(ExportOutcome {
         run: summary,
         written: None,
     })
+}
+
+/// Write the rows gathered as one row group (a single chunk per column).
+fn write_row_group(
+    w: &mut BatchedWriter<&mut dyn Write>,
+    rows: &mut dataset::RowGroupRows,
+) -> Result<()> {
+    if let Some(mut df) = rows.take() {
+        df.rechunk_mut_par();
+        w.write_batch(&df)?;
+    }
+    Ok(())
 }
 
 /// Export into a date-partitioned dataset: the new parts replace this host's old ones

@@ -105,6 +105,48 @@ fn export_parquet_of_a_generated_multi_block_log_matches_ndjson() {
 }
 
 #[test]
+fn export_parquet_writes_row_groups_of_at_least_65536_rows() {
+    if !python_ready("export_parquet_writes_row_groups_of_at_least_65536_rows") {
+        return;
+    }
+    let dir = util::tempdir();
+    // Six 4 MiB blocks of about 16 000 lines: one row group per block would make six;
+    // gathered to 65 536 rows, the first row group holds five blocks' rows, the second
+    // the rest (issue 12: many small row groups made the writer's memory grow).
+    let g = util::generated_log(24 << 20);
+    let log = write(dir.path(), "rg.log", &g.bytes);
+    export_and_check(dir.path(), "rg", &log, "combinedssl", "2");
+    let parquet = dir.path().join("rg.parquet");
+    let script = "import sys, pyarrow.parquet as pq\n\
+        m = pq.ParquetFile(sys.argv[1]).metadata\n\
+        print(' '.join(str(m.row_group(i).num_rows) for i in range(m.num_row_groups)))";
+    let o = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&parquet)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let groups: Vec<u64> = stdout(&o)
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let parsed: u64 = groups.iter().sum();
+    assert!(
+        parsed > 65_536 && parsed <= g.lines,
+        "{groups:?} of {} lines",
+        g.lines
+    );
+    assert_eq!(groups.len(), 2, "row groups {groups:?}");
+    assert!(groups[0] >= 65_536, "row groups {groups:?}");
+    // No more than one 4 MiB block beyond the 65 536 rows (lines of this log are
+    // longer than 200 bytes).
+    assert!(
+        groups[0] < 65_536 + (4 << 20) / 200,
+        "row groups {groups:?}"
+    );
+}
+
+#[test]
 fn export_parquet_keeps_offsets_nulls_and_escaped_bytes() {
     if !python_ready("export_parquet_keeps_offsets_nulls_and_escaped_bytes") {
         return;
