@@ -286,8 +286,8 @@ pub struct LineParser<'f> {
     format: &'f Format,
     cache: TimeCache,
     choices: Vec<Choice>,
-    /// For each item index, the literal that follows it, if any.
-    next_lit: Vec<Option<&'f [u8]>>,
+    /// For each item index, how a field there ends (see [`End`]); `None` for literals.
+    ends: Vec<Option<End<'f>>>,
     has_strftime: bool,
     /// Lenient fields (free text, raw values) and the literal after each: where a
     /// glued line can hide (see [`LineParser::glued`]).
@@ -327,11 +327,25 @@ impl<'f> LineParser<'f> {
                 (!token_only && !lit.is_empty() && retryable(field, Some(lit))).then_some((*f, lit))
             })
             .collect();
+        let ends = format
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let Item::Field(f) = item else { return None };
+                let field = format.fields.get(*f)?;
+                Some(End::of(
+                    field,
+                    format.escaping,
+                    next_lit.get(i).copied().flatten(),
+                ))
+            })
+            .collect();
         LineParser {
             format,
             cache: TimeCache::default(),
             choices: Vec::new(),
-            next_lit,
+            ends,
             has_strftime,
             lenient,
             retried: false,
@@ -456,16 +470,18 @@ impl<'f> LineParser<'f> {
                 }
                 Some(Item::Field(f)) => {
                     let field = &format.fields[*f];
-                    let next = self.next_lit.get(i).copied().flatten();
+                    let Some(Some(how)) = self.ends.get(i) else {
+                        return Err(first_err.unwrap_or(Reason::Mismatch));
+                    };
                     let from = resume.take().unwrap_or(pos);
-                    match find_end(field, format.escaping, line, pos, from, next) {
+                    match how.find(line, pos, from) {
                         None => Err(if from > pos || !can_start(field, line, pos) {
                             Reason::Mismatch
                         } else {
                             Reason::Truncated
                         }),
                         Some(end) => {
-                            if retryable(field, next) {
+                            if how.retry {
                                 self.choices.push(Choice {
                                     item: i,
                                     start: pos,
@@ -474,10 +490,7 @@ impl<'f> LineParser<'f> {
                                 });
                             }
                             let value = line.get(pos..end).unwrap_or(&[]);
-                            let checked = if value.is_empty()
-                                && field.kind == Kind::Token
-                                && format.escaping != Escaping::NginxJson
-                            {
+                            let checked = if value.is_empty() && how.dash_token {
                                 // Servers write `-` for a missing token, never nothing: an
                                 // empty one at the end is a line cut short.
                                 Err(if end == line.len() {
@@ -486,7 +499,7 @@ impl<'f> LineParser<'f> {
                                     Reason::Mismatch
                                 })
                             } else {
-                                self.check(field, value, &mut frac)
+                                Self::check(&mut self.cache, field, value, &mut frac)
                             };
                             match checked {
                                 Ok(ts) => {
@@ -529,7 +542,7 @@ impl<'f> LineParser<'f> {
 
     /// Check a field's value; a full time field also yields its instant.
     fn check(
-        &mut self,
+        cache: &mut TimeCache,
         field: &Field,
         v: &[u8],
         frac: &mut u32,
@@ -583,8 +596,7 @@ impl<'f> LineParser<'f> {
                     if v == b"-" {
                         return Ok(None);
                     }
-                    let ts =
-                        time::parse_simple(simple, v, &mut self.cache).ok_or(Reason::BadTime)?;
+                    let ts = time::parse_simple(simple, v, cache).ok_or(Reason::BadTime)?;
                     Ok((field.role == Some(Role::Time)).then_some(ts))
                 }
             },
@@ -618,6 +630,76 @@ impl<'f> LineParser<'f> {
             }
         }
         Ok(())
+    }
+}
+
+/// How the value of one field of a format ends, worked out once per format from the
+/// field and the literal after it (what [`find_end`] decides per line otherwise).
+#[derive(Debug, Clone, Copy)]
+struct End<'f> {
+    rule: EndRule<'f>,
+    /// Whether the field may end at a later delimiter ([`retryable`]).
+    retry: bool,
+    /// An empty value is a mismatch (a token, which servers write `-` when missing).
+    dash_token: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum EndRule<'f> {
+    /// Any other field: [`find_end`] decides.
+    General {
+        field: &'f Field,
+        escaping: Escaping,
+        next: Option<&'f [u8]>,
+    },
+    /// Followed by a literal whose first byte ends it (the common case: ` `, `"`).
+    FirstByte(u8),
+}
+
+impl<'f> End<'f> {
+    fn of(field: &'f Field, escaping: Escaping, next: Option<&'f [u8]>) -> End<'f> {
+        let quoted_text =
+            field.kind == Kind::Text && matches!(escaping, Escaping::Apache | Escaping::NginxJson);
+        let bracketed = matches!(field.kind, Kind::Time(TimeSpec::Clf { brackets: true }));
+        // What `find_end` does before its plain `memchr` of the literal's first byte.
+        let special = |lit: &[u8]| {
+            bracketed
+                || (lit.first() == Some(&b'"') && quoted_text)
+                || (lit.len() > 1 && (field.raw_ok || field.kind == Kind::Text))
+        };
+        let rule = match next {
+            Some(lit) if !special(lit) => match lit.first() {
+                Some(&b) => EndRule::FirstByte(b),
+                None => EndRule::General {
+                    field,
+                    escaping,
+                    next,
+                },
+            },
+            _ => EndRule::General {
+                field,
+                escaping,
+                next,
+            },
+        };
+        End {
+            rule,
+            retry: retryable(field, next),
+            dash_token: field.kind == Kind::Token && escaping != Escaping::NginxJson,
+        }
+    }
+
+    /// [`find_end`] for this field.
+    #[inline]
+    fn find(&self, line: &[u8], start: usize, from: usize) -> Option<usize> {
+        match self.rule {
+            EndRule::FirstByte(b) => memchr::memchr(b, line.get(from..)?).map(|p| from + p),
+            EndRule::General {
+                field,
+                escaping,
+                next,
+            } => find_end(field, escaping, line, start, from, next),
+        }
     }
 }
 
