@@ -28,7 +28,7 @@ pub struct PairIndex {
     /// checked byte for byte against the pair it names, so it is never wrong; it
     /// spares joining and hashing the pair on almost every line (issue 12: interning
     /// was 4.5 % of `tls`).
-    cache: Cache,
+    cache: Box<Cache>,
 }
 
 const CACHE_SLOTS: usize = 64;

@@ -40,17 +40,235 @@ const LIBRARY_FAMILIES: &[&str] = &[
 ];
 
 /// A User-Agent classifier. Building it compiles uap-core's user-agent patterns and
-/// its few `Spider` device patterns; the other ~620 device patterns (phones, tablets)
-/// are compiled only when a User-Agent needs them (see [`Classifier::kind`]): they
-/// were most of the cost of building.
+/// its few `Spider` device patterns; of the other ~620 device patterns (phones,
+/// tablets), needed only when a User-Agent matches a spider pattern that comes after
+/// them, each is compiled only when a User-Agent contains what the pattern needs to
+/// match (see [`Classifier::kind`]): compiling them all was most of the cost of
+/// `whatif` and `report` on small logs (issue 12).
 pub struct Classifier {
     ua: ua_parser::user_agent::Extractor<'static>,
     /// The `Spider` device patterns that come first in the dataset, before any other.
     leading_spiders: ua_parser::device::Extractor<'static>,
-    /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one).
-    later_spiders: ua_parser::device::Extractor<'static>,
-    /// Every device pattern, compiled on first need (`None`: it failed to build).
-    devices: std::cell::OnceCell<Option<ua_parser::device::Extractor<'static>>>,
+    /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one),
+    /// each alone, with its place in the dataset, in dataset order.
+    later_spiders: Vec<(usize, ua_parser::device::Extractor<'static>)>,
+    /// The other device patterns before the last later spider pattern, prepared on
+    /// first need.
+    earlier: std::cell::OnceCell<Vec<Earlier>>,
+}
+
+/// A device pattern that is not a spider's, before a later spider pattern.
+struct Earlier {
+    /// Its place in the dataset.
+    index: usize,
+    parser: ua_parser::device::Parser<'static>,
+    /// What a User-Agent must contain for the pattern to match.
+    need: Need,
+    /// The pattern alone, compiled on first need (`None`: it failed to build).
+    compiled: std::cell::OnceCell<Option<ua_parser::device::Extractor<'static>>>,
+}
+
+/// What a User-Agent must contain for a pattern to match: for every set here, one of
+/// its literals. The sets come from `regex-syntax`'s literal extraction (the one the
+/// `regex` crate's own prefilters rely on): the whole pattern's prefixes and suffixes,
+/// and, when the pattern is a sequence of parts, the prefixes of each tail of that
+/// sequence (any match contains a match of every tail, which starts with one of the
+/// tail's prefixes). Empty: nothing known (the pattern is always tried).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Need {
+    sets: Vec<Vec<Vec<u8>>>,
+}
+
+/// At most this many sets are kept per pattern (the ones with the longest literals).
+const NEED_SETS: usize = 4;
+/// Sets of more literals than this are left out.
+const MAX_NEED_LITERALS: usize = 32;
+
+impl Need {
+    /// From a device pattern as the dataset writes it (`ua-parser` compiles it after
+    /// turning `{0,N}`/`{1,N}` with N of three digits or more into `*`/`+`; literal
+    /// extraction reads only a repetition's minimum, so it gives the same sets: the
+    /// test `what_a_pattern_needs_survives_the_repetition_rewrite` checks it pattern
+    /// by pattern).
+    fn of(regex: &str, ignore_case: bool) -> Need {
+        use regex_syntax::hir::literal::ExtractKind;
+        use regex_syntax::hir::{Hir, HirKind};
+        let hir = regex_syntax::ParserBuilder::new()
+            .case_insensitive(ignore_case)
+            .build()
+            .parse(regex);
+        let Ok(hir) = hir else {
+            return Need { sets: Vec::new() };
+        };
+        let mut sets: Vec<Vec<Vec<u8>>> = Vec::new();
+        sets.extend(need_literals(&hir, ExtractKind::Prefix));
+        sets.extend(need_literals(&hir, ExtractKind::Suffix));
+        let mut top = &hir;
+        while let HirKind::Capture(c) = top.kind() {
+            top = &c.sub;
+        }
+        if let HirKind::Concat(parts) = top.kind() {
+            // Tails that start where a run of literal parts starts (a tail that starts
+            // inside a run needs less than the one at the run's start).
+            let literal = |h: &Hir| matches!(h.kind(), HirKind::Literal(_) | HirKind::Class(_));
+            let mut previous_literal = true;
+            for i in 1..parts.len() {
+                let Some(part) = parts.get(i) else { break };
+                let inside_run = literal(part) && previous_literal;
+                previous_literal = literal(part);
+                if inside_run {
+                    continue;
+                }
+                let tail = Hir::concat(parts.get(i..).unwrap_or_default().to_vec());
+                sets.extend(need_literals(&tail, ExtractKind::Prefix));
+            }
+        }
+        // Strongest first (longest shortest literal, then fewest literals): a User-Agent
+        // without any of them is turned away after one set.
+        let strength = |set: &Vec<Vec<u8>>| {
+            let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
+            (std::cmp::Reverse(shortest), set.len())
+        };
+        sets.sort_by_key(strength);
+        sets.dedup();
+        sets.truncate(NEED_SETS);
+        Need { sets }
+    }
+
+    fn may_match(&self, ua: &[u8]) -> bool {
+        self.sets
+            .iter()
+            .all(|set| set.iter().any(|l| memchr::memmem::find(ua, l).is_some()))
+    }
+}
+
+/// The literals of which every match of `hir` contains one, when they are a finite
+/// set without the empty string.
+fn need_literals(
+    hir: &regex_syntax::hir::Hir,
+    kind: regex_syntax::hir::literal::ExtractKind,
+) -> Option<Vec<Vec<u8>>> {
+    let seq = regex_syntax::hir::literal::Extractor::new()
+        .kind(kind)
+        .extract(hir);
+    let lits = seq.literals()?;
+    // A set of many literals (the case variants of a case-insensitive word) is a weak
+    // condition that costs many searches: left out.
+    if lits.len() > MAX_NEED_LITERALS || lits.iter().any(|l| l.as_bytes().is_empty()) {
+        return None;
+    }
+    // Literals are kept as text (they are stored in `device-needs.json`): a set with
+    // a literal cut inside a character is left out (leaving a condition out is safe).
+    if lits
+        .iter()
+        .any(|l| std::str::from_utf8(l.as_bytes()).is_err())
+    {
+        return None;
+    }
+    let mut out: Vec<Vec<u8>> = lits.iter().map(|l| l.as_bytes().to_vec()).collect();
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+fn is_spider(p: &ua_parser::device::Parser<'_>) -> bool {
+    p.device_replacement.as_deref() == Some("Spider")
+}
+
+/// A copy of a device pattern (the crate's type is not `Clone`).
+fn copy_parser(p: &ua_parser::device::Parser<'static>) -> ua_parser::device::Parser<'static> {
+    ua_parser::device::Parser {
+        regex: p.regex.clone(),
+        regex_flag: p
+            .regex_flag
+            .as_ref()
+            .map(|_| ua_parser::device::Flag::IgnoreCase),
+        device_replacement: p.device_replacement.clone(),
+        brand_replacement: p.brand_replacement.clone(),
+        model_replacement: p.model_replacement.clone(),
+    }
+}
+
+/// What each non-spider device pattern needs, worked out once from the dataset by
+/// [`Need::of`] and stored (`data/uap-core/device-needs.json`), so that a run does not
+/// parse ~620 patterns again (that took as long as compiling the few that are needed).
+/// The test `stored_needs_are_those_of_the_dataset` recomputes it and, with
+/// `TLSGAP_WRITE_DEVICE_NEEDS=1`, writes it after a dataset update.
+const NEEDS: &str = include_str!("../data/uap-core/device-needs.json");
+
+/// One pattern's stored [`Need`]: its place in the dataset and its text (a pattern
+/// that differs from the dataset's is worked out afresh).
+#[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct StoredNeed {
+    index: usize,
+    regex: String,
+    sets: Vec<Vec<String>>,
+}
+
+/// Every non-spider device pattern before the last spider pattern, with its need.
+#[cfg(test)]
+fn stored_needs(regexes: &ua_parser::Regexes<'_>) -> Vec<StoredNeed> {
+    let last = regexes
+        .device_parsers
+        .iter()
+        .rposition(is_spider)
+        .unwrap_or(0);
+    regexes
+        .device_parsers
+        .iter()
+        .enumerate()
+        .take(last)
+        .filter(|(_, p)| !is_spider(p))
+        .map(|(index, p)| StoredNeed {
+            index,
+            regex: p.regex.to_string(),
+            sets: Need::of(&p.regex, p.regex_flag.is_some())
+                .sets
+                .into_iter()
+                .map(|set| {
+                    set.into_iter()
+                        .map(|l| String::from_utf8_lossy(&l).into_owned())
+                        .collect()
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The non-spider device patterns before `last` (the place of the last later spider
+/// pattern), with what each needs.
+fn earlier_patterns(last: usize) -> Vec<Earlier> {
+    let Ok(regexes) = serde_json::from_str::<ua_parser::Regexes<'static>>(DATA) else {
+        return Vec::new();
+    };
+    let stored: Vec<StoredNeed> = serde_json::from_str(NEEDS).unwrap_or_default();
+    let stored: std::collections::HashMap<usize, &StoredNeed> =
+        stored.iter().map(|n| (n.index, n)).collect();
+    regexes
+        .device_parsers
+        .into_iter()
+        .enumerate()
+        .take(last)
+        .filter(|(_, p)| !is_spider(p))
+        .map(|(index, parser)| {
+            let need = match stored.get(&index) {
+                Some(n) if n.regex == parser.regex => Need {
+                    sets: n
+                        .sets
+                        .iter()
+                        .map(|set| set.iter().map(|l| l.as_bytes().to_vec()).collect())
+                        .collect(),
+                },
+                _ => Need::of(&parser.regex, parser.regex_flag.is_some()),
+            };
+            Earlier {
+                index,
+                need,
+                parser,
+                compiled: std::cell::OnceCell::new(),
+            }
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for Classifier {
@@ -84,47 +302,64 @@ impl Classifier {
             .map_err(|e| dataset_error(&e))?
             .build()
             .map_err(|e| dataset_error(&e))?;
-        let spider =
-            |p: &ua_parser::device::Parser<'_>| p.device_replacement.as_deref() == Some("Spider");
-        let mut parsers = regexes.device_parsers.into_iter();
+        let mut parsers = regexes.device_parsers.into_iter().enumerate();
         let mut leading = Vec::new();
         let mut later = Vec::new();
-        for p in parsers.by_ref() {
-            if spider(&p) {
+        for (_, p) in parsers.by_ref() {
+            if is_spider(&p) {
                 leading.push(p);
             } else {
                 break;
             }
         }
-        later.extend(parsers.filter(spider));
+        for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
+            later.push((i, devices([p])?));
+        }
         Ok(Classifier {
             ua,
             leading_spiders: devices(leading)?,
-            later_spiders: devices(later)?,
-            devices: std::cell::OnceCell::new(),
+            later_spiders: later,
+            earlier: std::cell::OnceCell::new(),
         })
     }
 
     /// Whether uap-core's device answer is `Spider`, i.e. the first device pattern
     /// that matches names it. A leading spider pattern matches: yes. No spider pattern
-    /// matches: no. Only a later one does: an earlier pattern (a phone, a Kindle
-    /// whose browser is "Silk") may match first, so the whole set answers.
+    /// matches: no. Only a later one does (the first of them at place `k`): an earlier
+    /// pattern (a phone, a Kindle whose browser is "Silk") may match first, so those
+    /// before `k` are tried in order, each only if the User-Agent holds what it needs.
     fn spider(&self, user_agent: &str) -> bool {
         if self.leading_spiders.extract(user_agent).is_some() {
             return true;
         }
-        if self.later_spiders.extract(user_agent).is_none() {
+        let Some(k) = self
+            .later_spiders
+            .iter()
+            .find(|(_, e)| e.extract(user_agent).is_some())
+            .map(|(i, _)| *i)
+        else {
             return false;
+        };
+        let last = self.later_spiders.last().map_or(0, |(i, _)| *i);
+        let earlier = self.earlier.get_or_init(|| earlier_patterns(last));
+        for e in earlier.iter().take_while(|e| e.index < k) {
+            if !e.need.may_match(user_agent.as_bytes()) {
+                continue;
+            }
+            let compiled = e
+                .compiled
+                .get_or_init(|| devices([copy_parser(&e.parser)]).ok());
+            match compiled {
+                Some(d) => {
+                    if let Some(v) = d.extract(user_agent) {
+                        return v.device == "Spider";
+                    }
+                }
+                // Not reached (the whole dataset builds in the tests).
+                None => return true,
+            }
         }
-        let all = self.devices.get_or_init(|| {
-            let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).ok()?;
-            devices(regexes.device_parsers).ok()
-        });
-        match all {
-            Some(d) => d.extract(user_agent).is_some_and(|v| v.device == "Spider"),
-            // Not reached (the dataset built in `new` and in the tests).
-            None => true,
-        }
+        true
     }
 
     /// The kind of client a User-Agent names.
@@ -207,15 +442,153 @@ mod tests {
             "WhatsApp/2.23.20.0 A",
             "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1 Scrapy",
         ]);
+        // Every phone, tablet and browser of the sample with a crawler word added: the
+        // generic spider pattern then matches, and the earlier patterns decide.
+        let with_bot: Vec<String> = uas
+            .iter()
+            .flat_map(|ua| {
+                [
+                    format!("{ua} bot"),
+                    format!("crawler {ua}"),
+                    format!("{ua} Silk/1"),
+                ]
+            })
+            .collect();
+        uas.extend(with_bot.iter().map(String::as_str));
+        // Optionally, more User-Agents, one per line (an ad-hoc check on a big log).
+        let extra = std::env::var_os("TLSGAP_TEST_USER_AGENTS")
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .unwrap_or_default();
+        uas.extend(extra.lines());
         let mut lazy_needed = 0;
         for ua in &uas {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
             assert_eq!(c.spider(ua), want, "{ua}");
-            if c.leading_spiders.extract(ua).is_none() && c.later_spiders.extract(ua).is_some() {
+            if c.leading_spiders.extract(ua).is_none()
+                && c.later_spiders.iter().any(|(_, e)| e.extract(ua).is_some())
+            {
                 lazy_needed += 1;
             }
         }
         // The order case is exercised (the Kindle at least).
         assert!(lazy_needed >= 1);
+        // The prefilter spared compiling most earlier patterns.
+        let earlier = c.earlier.get().unwrap();
+        let compiled = earlier
+            .iter()
+            .filter(|e| e.compiled.get().is_some())
+            .count();
+        assert!(earlier.len() > 500, "{} earlier patterns", earlier.len());
+        assert!(
+            compiled * 4 < earlier.len(),
+            "{compiled} of {} compiled",
+            earlier.len()
+        );
+    }
+
+    /// The stored needs are those of the vendored dataset (set
+    /// `TLSGAP_WRITE_DEVICE_NEEDS=1` to rewrite the file after updating the dataset).
+    #[test]
+    fn stored_needs_are_those_of_the_dataset() {
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let want = stored_needs(&regexes);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/uap-core/device-needs.json");
+        if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
+            let mut text = String::from("[\n");
+            for (i, n) in want.iter().enumerate() {
+                text.push_str(&serde_json::to_string(n).unwrap());
+                text.push_str(if i + 1 < want.len() { ",\n" } else { "\n" });
+            }
+            text.push_str("]\n");
+            std::fs::write(&path, text).unwrap();
+        }
+        let stored: Vec<StoredNeed> = serde_json::from_str(NEEDS).unwrap();
+        assert_eq!(stored.len(), want.len());
+        for (s, w) in stored.iter().zip(&want) {
+            assert_eq!(
+                s,
+                w,
+                "{}: rerun with TLSGAP_WRITE_DEVICE_NEEDS=1",
+                path.display()
+            );
+        }
+        // Every pattern decoded from the file needs what it needs.
+        let last = regexes.device_parsers.iter().rposition(is_spider).unwrap();
+        for e in earlier_patterns(last) {
+            assert_eq!(
+                e.need,
+                Need::of(&e.parser.regex, e.parser.regex_flag.is_some()),
+                "{}",
+                e.parser.regex
+            );
+        }
+    }
+
+    /// `ua-parser` compiles each pattern after turning `{0,N}` and `{1,N}` with N of
+    /// three or more digits into `*` and `+`; what a pattern needs (read from the
+    /// dataset's form) must be what the compiled form needs, for every pattern.
+    #[test]
+    fn what_a_pattern_needs_survives_the_repetition_rewrite() {
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let mut filtered = 0;
+        for p in &regexes.device_parsers {
+            let rewritten = unbound_long_repetitions(&p.regex);
+            let ic = p.regex_flag.is_some();
+            let need = Need::of(&p.regex, ic);
+            assert_eq!(need, Need::of(&rewritten, ic), "{}", p.regex);
+            filtered += usize::from(!need.sets.is_empty());
+        }
+        // Most patterns do need literals (else the prefilter would spare nothing).
+        assert!(
+            filtered * 10 > regexes.device_parsers.len() * 8,
+            "{filtered}"
+        );
+        assert_ne!(
+            unbound_long_repetitions("a{0,100}b{1,300}c{1,20}"),
+            "a{0,100}b{1,300}c{1,20}"
+        );
+        assert_eq!(
+            unbound_long_repetitions("a{0,100}b{1,300}c{1,20}"),
+            "a*b+c{1,20}"
+        );
+    }
+
+    /// `X{0,N}` → `X*`, `X{1,N}` → `X+` for N of three digits or more (outside
+    /// classes and escapes), as `ua-parser` documents its rewrite.
+    fn unbound_long_repetitions(re: &str) -> String {
+        let bytes = re.as_bytes();
+        let mut out = String::new();
+        let (mut i, mut escape, mut class) = (0, false, 0usize);
+        while i < bytes.len() {
+            let c = bytes[i];
+            if escape {
+                escape = false;
+            } else if c == b'\\' {
+                escape = true;
+            } else if c == b'[' {
+                class += 1;
+            } else if c == b']' && class > 0 {
+                class -= 1;
+            } else if c == b'{' && class == 0 && i > 0 {
+                let rest = &re[i + 1..];
+                if let Some(end) = rest.find('}') {
+                    let body = &rest[..end];
+                    if let Some((lo, hi)) = body.split_once(',') {
+                        if (lo == "0" || lo == "1")
+                            && hi.len() > 2
+                            && hi.bytes().all(|b| b.is_ascii_digit())
+                        {
+                            out.push(if lo == "0" { '*' } else { '+' });
+                            i += end + 2;
+                            continue;
+                        }
+                    }
+                }
+            }
+            out.push(c as char);
+            i += 1;
+        }
+        out
     }
 }
