@@ -426,18 +426,17 @@ impl WhatifAgg {
         let mut uas: FxHashMap<&[u8], UaRow> = FxHashMap::default();
         let mut addrs: FxHashMap<&[u8], AddressRow> = FxHashMap::default();
         // A client is one (address, User-Agent) entry, or with `--client-key addr` all
-        // the entries of one address.
+        // the entries of one address (gathered here; an entry is its own group
+        // otherwise, and needs no map: issue 12, `report` judges three policies).
         let mut groups: FxHashMap<&[u8], Vec<Member<'_>>> = FxHashMap::default();
-        for (key, entry) in self.clients.iter() {
-            let (client, ua) = split_key(key);
-            let group = match client_key {
-                ClientKey::AddrUa => key,
-                ClientKey::Addr => client,
-            };
-            groups
-                .entry(group)
-                .or_default()
-                .push((ua, &entry.tallies[..]));
+        if client_key == ClientKey::Addr {
+            for (key, entry) in self.clients.iter() {
+                let (client, ua) = split_key(key);
+                groups
+                    .entry(client)
+                    .or_default()
+                    .push((ua, &entry.tallies[..]));
+            }
         }
         let mut kind_of_ua = |ua: &[u8]| -> ClientKind {
             match kinds.get(ua) {
@@ -454,8 +453,7 @@ impl WhatifAgg {
             }
         };
         let mut seen_pairs: Vec<u32> = Vec::new();
-        for (group, members) in &groups {
-            let client = split_key(group).0;
+        let mut per_group = one_group(|client, members| {
             let sum = |refused_only: bool| -> u64 {
                 members
                     .iter()
@@ -527,6 +525,19 @@ impl WhatifAgg {
                 let k = by_kind.entry(kind).or_insert_with(|| KindRow::new(kind));
                 k.clients += 1;
                 k.refused_clients += u64::from(all);
+            }
+        });
+        match client_key {
+            ClientKey::AddrUa => {
+                for (key, entry) in self.clients.iter() {
+                    let (client, ua) = split_key(key);
+                    per_group(client, &[(ua, &entry.tallies[..])]);
+                }
+            }
+            ClientKey::Addr => {
+                for (group, members) in &groups {
+                    per_group(split_key(group).0, members);
+                }
             }
         }
         let estimate = self.sketch.as_ref().map(|sketch| {
@@ -1082,6 +1093,12 @@ fn tally(tallies: &mut Tallies, pair: u32, n: u64) {
 
 /// One (User-Agent, tallies) entry of a client.
 type Member<'a> = (&'a [u8], &'a [(u32, u64)]);
+
+/// Ties the lifetime of what a per-group closure is given to the aggregate's (so that
+/// it may keep the address and User-Agent slices in its maps).
+fn one_group<'s, F: FnMut(&'s [u8], &[Member<'s>])>(f: F) -> F {
+    f
+}
 
 fn split_key(key: &[u8]) -> (&[u8], &[u8]) {
     match key.iter().position(|&b| b == 0) {
