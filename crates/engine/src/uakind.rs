@@ -46,7 +46,8 @@ const LIBRARY_FAMILIES: &[&str] = &[
 /// match (see [`Classifier::kind`]): compiling them all was most of the cost of
 /// `whatif` and `report` on small logs (issue 12).
 pub struct Classifier {
-    ua: ua_parser::user_agent::Extractor<'static>,
+    /// uap-core's user-agent patterns, each compiled on first need.
+    families: Families,
     /// The `Spider` device patterns that come first in the dataset, before any other.
     leading_spiders: ua_parser::device::Extractor<'static>,
     /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one),
@@ -189,6 +190,120 @@ fn copy_parser(p: &ua_parser::device::Parser<'static>) -> ua_parser::device::Par
     }
 }
 
+/// One user-agent pattern, with what a User-Agent must hold for it to match.
+struct Family {
+    parser: ua_parser::user_agent::Parser<'static>,
+    need: Need,
+    /// The pattern alone, compiled on first need (`None`: it failed to build).
+    compiled: std::cell::OnceCell<Option<ua_parser::user_agent::Extractor<'static>>>,
+}
+
+/// What each user-agent pattern needs ([`Need::of`]), stored like [`NEEDS`].
+const UA_NEEDS: &str = include_str!("../data/uap-core/ua-needs.json");
+
+/// The user-agent patterns, and an automaton over the first set of literals each needs.
+struct Families {
+    /// In dataset order.
+    patterns: Vec<Family>,
+    /// The first needed set of every pattern that has one, all literals together.
+    first_literals: Option<aho_corasick::AhoCorasick>,
+    /// For each literal of `first_literals`, its pattern.
+    owner: Vec<usize>,
+    /// The patterns that need nothing known: always tried.
+    always: Vec<usize>,
+}
+
+/// The user-agent patterns in dataset order, with their stored needs (a pattern that
+/// differs from the stored one is worked out afresh).
+fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Families {
+    let stored: Vec<StoredNeed> = serde_json::from_str(UA_NEEDS).unwrap_or_default();
+    let patterns: Vec<Family> = parsers
+        .into_iter()
+        .enumerate()
+        .map(|(index, parser)| Family {
+            need: stored_or_fresh(&stored, index, &parser.regex, false),
+            parser,
+            compiled: std::cell::OnceCell::new(),
+        })
+        .collect();
+    let mut literals: Vec<&[u8]> = Vec::new();
+    let mut owner = Vec::new();
+    let mut always = Vec::new();
+    for (i, p) in patterns.iter().enumerate() {
+        match p.need.sets.first() {
+            Some(set) => {
+                for l in set {
+                    literals.push(l);
+                    owner.push(i);
+                }
+            }
+            None => always.push(i),
+        }
+    }
+    let first_literals = aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::Standard)
+        .build(&literals)
+        .ok();
+    if first_literals.is_none() {
+        // Not reached (literals always build); then every pattern is tried.
+        always = (0..patterns.len()).collect();
+    }
+    Families {
+        patterns,
+        first_literals,
+        owner,
+        always,
+    }
+}
+
+/// A copy of a user-agent pattern (the crate's type is not `Clone`).
+fn copy_ua_parser(
+    p: &ua_parser::user_agent::Parser<'static>,
+) -> ua_parser::user_agent::Parser<'static> {
+    ua_parser::user_agent::Parser {
+        regex: p.regex.clone(),
+        family_replacement: p.family_replacement.clone(),
+        v1_replacement: p.v1_replacement.clone(),
+        v2_replacement: p.v2_replacement.clone(),
+        v3_replacement: p.v3_replacement.clone(),
+        v4_replacement: p.v4_replacement.clone(),
+    }
+}
+
+/// The stored need of the pattern at `index` when its text is `regex`, else worked out.
+fn stored_or_fresh(stored: &[StoredNeed], index: usize, regex: &str, ignore_case: bool) -> Need {
+    match stored.iter().find(|n| n.index == index) {
+        Some(n) if n.regex == regex => Need {
+            sets: n
+                .sets
+                .iter()
+                .map(|set| set.iter().map(|l| l.as_bytes().to_vec()).collect())
+                .collect(),
+        },
+        _ => Need::of(regex, ignore_case),
+    }
+}
+
+/// Stored needs of the given patterns (index, text, case-insensitive).
+#[cfg(test)]
+fn needs_to_store<'a>(patterns: impl Iterator<Item = (usize, &'a str, bool)>) -> Vec<StoredNeed> {
+    patterns
+        .map(|(index, regex, ic)| StoredNeed {
+            index,
+            regex: regex.to_string(),
+            sets: Need::of(regex, ic)
+                .sets
+                .into_iter()
+                .map(|set| {
+                    set.into_iter()
+                        .map(|l| String::from_utf8_lossy(&l).into_owned())
+                        .collect()
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 /// What each non-spider device pattern needs, worked out once from the dataset by
 /// [`Need::of`] and stored (`data/uap-core/device-needs.json`), so that a run does not
 /// parse ~620 patterns again (that took as long as compiling the few that are needed).
@@ -213,26 +328,15 @@ fn stored_needs(regexes: &ua_parser::Regexes<'_>) -> Vec<StoredNeed> {
         .iter()
         .rposition(is_spider)
         .unwrap_or(0);
-    regexes
-        .device_parsers
-        .iter()
-        .enumerate()
-        .take(last)
-        .filter(|(_, p)| !is_spider(p))
-        .map(|(index, p)| StoredNeed {
-            index,
-            regex: p.regex.to_string(),
-            sets: Need::of(&p.regex, p.regex_flag.is_some())
-                .sets
-                .into_iter()
-                .map(|set| {
-                    set.into_iter()
-                        .map(|l| String::from_utf8_lossy(&l).into_owned())
-                        .collect()
-                })
-                .collect(),
-        })
-        .collect()
+    needs_to_store(
+        regexes
+            .device_parsers
+            .iter()
+            .enumerate()
+            .take(last)
+            .filter(|(_, p)| !is_spider(p))
+            .map(|(i, p)| (i, p.regex.as_ref(), p.regex_flag.is_some())),
+    )
 }
 
 /// The non-spider device patterns before `last` (the place of the last later spider
@@ -242,31 +346,17 @@ fn earlier_patterns(last: usize) -> Vec<Earlier> {
         return Vec::new();
     };
     let stored: Vec<StoredNeed> = serde_json::from_str(NEEDS).unwrap_or_default();
-    let stored: std::collections::HashMap<usize, &StoredNeed> =
-        stored.iter().map(|n| (n.index, n)).collect();
     regexes
         .device_parsers
         .into_iter()
         .enumerate()
         .take(last)
         .filter(|(_, p)| !is_spider(p))
-        .map(|(index, parser)| {
-            let need = match stored.get(&index) {
-                Some(n) if n.regex == parser.regex => Need {
-                    sets: n
-                        .sets
-                        .iter()
-                        .map(|set| set.iter().map(|l| l.as_bytes().to_vec()).collect())
-                        .collect(),
-                },
-                _ => Need::of(&parser.regex, parser.regex_flag.is_some()),
-            };
-            Earlier {
-                index,
-                need,
-                parser,
-                compiled: std::cell::OnceCell::new(),
-            }
+        .map(|(index, parser)| Earlier {
+            index,
+            need: stored_or_fresh(&stored, index, &parser.regex, parser.regex_flag.is_some()),
+            parser,
+            compiled: std::cell::OnceCell::new(),
         })
         .collect()
 }
@@ -297,11 +387,7 @@ impl Classifier {
     /// Load the vendored dataset.
     pub fn new() -> crate::Result<Classifier> {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA)?;
-        let ua = ua_parser::user_agent::Builder::new()
-            .push_all(regexes.user_agent_parsers)
-            .map_err(|e| dataset_error(&e))?
-            .build()
-            .map_err(|e| dataset_error(&e))?;
+        let families = families(regexes.user_agent_parsers);
         let mut parsers = regexes.device_parsers.into_iter().enumerate();
         let mut leading = Vec::new();
         let mut later = Vec::new();
@@ -316,7 +402,7 @@ impl Classifier {
             later.push((i, devices([p])?));
         }
         Ok(Classifier {
-            ua,
+            families,
             leading_spiders: devices(leading)?,
             later_spiders: later,
             earlier: std::cell::OnceCell::new(),
@@ -362,9 +448,44 @@ impl Classifier {
         true
     }
 
+    /// uap-core's user-agent family: that of the first pattern that matches. The
+    /// patterns tried are those whose first needed literals the User-Agent holds (one
+    /// Aho-Corasick pass finds them) and those that need nothing, in dataset order, each
+    /// compiled on first need.
+    fn family(&self, user_agent: &str) -> Option<String> {
+        let f = &self.families;
+        let mut candidates: Vec<usize> = f.always.clone();
+        if let Some(ac) = &f.first_literals {
+            for m in ac.find_overlapping_iter(user_agent) {
+                if let Some(&i) = f.owner.get(m.pattern().as_usize()) {
+                    candidates.push(i);
+                }
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        for i in candidates {
+            let Some(p) = f.patterns.get(i) else { continue };
+            if !p.need.may_match(user_agent.as_bytes()) {
+                continue;
+            }
+            let compiled = p.compiled.get_or_init(|| {
+                ua_parser::user_agent::Builder::new()
+                    .push(copy_ua_parser(&p.parser))
+                    .ok()?
+                    .build()
+                    .ok()
+            });
+            if let Some(v) = compiled.as_ref().and_then(|e| e.extract(user_agent)) {
+                return Some(v.family.to_string());
+            }
+        }
+        None
+    }
+
     /// The kind of client a User-Agent names.
     pub fn kind(&self, user_agent: &str) -> ClientKind {
-        let family = self.ua.extract(user_agent).map(|v| v.family.to_string());
+        let family = self.family(user_agent);
         if let Some(f) = &family {
             if LIBRARY_FAMILIES.iter().any(|l| l.eq_ignore_ascii_case(f)) {
                 return ClientKind::Library;
@@ -486,6 +607,110 @@ mod tests {
         );
     }
 
+    fn write_needs(path: &std::path::Path, needs: &[StoredNeed]) {
+        let mut text = String::from("[\n");
+        for (i, n) in needs.iter().enumerate() {
+            text.push_str(&serde_json::to_string(n).unwrap());
+            text.push_str(if i + 1 < needs.len() { ",\n" } else { "\n" });
+        }
+        text.push_str("]\n");
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The stored needs of the user-agent patterns are those of the vendored dataset
+    /// (`TLSGAP_WRITE_DEVICE_NEEDS=1` rewrites the file too).
+    #[test]
+    fn stored_user_agent_needs_are_those_of_the_dataset() {
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let want = needs_to_store(
+            regexes
+                .user_agent_parsers
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i, p.regex.as_ref(), false)),
+        );
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/uap-core/ua-needs.json");
+        if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
+            write_needs(&path, &want);
+        }
+        let stored: Vec<StoredNeed> = serde_json::from_str(UA_NEEDS).unwrap();
+        assert_eq!(
+            stored,
+            want,
+            "{}: rerun with TLSGAP_WRITE_DEVICE_NEEDS=1",
+            path.display()
+        );
+        for (f, p) in families(
+            serde_json::from_str::<ua_parser::Regexes<'static>>(DATA)
+                .unwrap()
+                .user_agent_parsers,
+        )
+        .patterns
+        .iter()
+        .zip(&regexes.user_agent_parsers)
+        {
+            assert_eq!(f.need, Need::of(&p.regex, false), "{}", p.regex);
+        }
+    }
+
+    /// The family of every sample User-Agent (and of the extra ones of
+    /// `TLSGAP_TEST_USER_AGENTS`) is the one the whole set of patterns gives, and most
+    /// patterns are never compiled.
+    #[test]
+    fn the_family_agrees_with_the_whole_user_agent_set() {
+        use std::io::Read;
+        let c = Classifier::new().unwrap();
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let all = ua_parser::user_agent::Builder::new()
+            .push_all(regexes.user_agent_parsers)
+            .unwrap()
+            .build()
+            .unwrap();
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/sample/combinedssl.log.gz");
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(sample).unwrap())
+            .read_to_end(&mut bytes)
+            .unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let mut uas: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.split('"').nth(5))
+            .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert!(uas.len() > 100);
+        for ua in [
+            "curl/8.5.0",
+            "Wget/1.21.3",
+            "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+            "Mozilla/5.0 (Linux; Android 9; KFTRWI) AppleWebKit/537.36 (KHTML, like Gecko) Silk/112.3.1 like Chrome/112.0.5615.213 Safari/537.36",
+            "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0",
+            "",
+            "-",
+            "xyzzy",
+        ] {
+            uas.push(ua.to_string());
+        }
+        let extra = std::env::var_os("TLSGAP_TEST_USER_AGENTS")
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .unwrap_or_default();
+        uas.extend(extra.lines().map(str::to_string));
+        for ua in &uas {
+            let want = all.extract(ua).map(|v| v.family.to_string());
+            assert_eq!(c.family(ua), want, "{ua}");
+        }
+        let pats = &c.families.patterns;
+        let compiled = pats.iter().filter(|f| f.compiled.get().is_some()).count();
+        assert!(
+            compiled * 2 < pats.len(),
+            "{compiled} of {} compiled",
+            pats.len()
+        );
+    }
+
     /// The stored needs are those of the vendored dataset (set
     /// `TLSGAP_WRITE_DEVICE_NEEDS=1` to rewrite the file after updating the dataset).
     #[test]
@@ -495,13 +720,7 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("data/uap-core/device-needs.json");
         if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
-            let mut text = String::from("[\n");
-            for (i, n) in want.iter().enumerate() {
-                text.push_str(&serde_json::to_string(n).unwrap());
-                text.push_str(if i + 1 < want.len() { ",\n" } else { "\n" });
-            }
-            text.push_str("]\n");
-            std::fs::write(&path, text).unwrap();
+            write_needs(&path, &want);
         }
         let stored: Vec<StoredNeed> = serde_json::from_str(NEEDS).unwrap();
         assert_eq!(stored.len(), want.len());
