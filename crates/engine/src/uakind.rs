@@ -527,30 +527,48 @@ mod tests {
         }
     }
 
-    /// The spider check without the phone and tablet patterns gives uap-core's own
-    /// answer (the first device pattern that matches) on every distinct User-Agent of
-    /// the sample log and on User-Agents where the order matters.
-    #[test]
-    fn the_spider_check_agrees_with_the_whole_device_set() {
+    /// The distinct User-Agents of the sample log (which has a few damaged lines on
+    /// purpose).
+    fn sample_user_agents() -> Vec<String> {
         use std::io::Read;
-        let c = Classifier::new().unwrap();
-        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
-        let all = devices(regexes.device_parsers).unwrap();
         let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../testdata/sample/combinedssl.log.gz");
         let mut bytes = Vec::new();
         flate2::read::GzDecoder::new(std::fs::File::open(sample).unwrap())
             .read_to_end(&mut bytes)
             .unwrap();
-        // The sample has a few damaged lines on purpose.
-        let text = String::from_utf8_lossy(&bytes);
-        let mut uas: Vec<&str> = text
+        let uas: Vec<String> = String::from_utf8_lossy(&bytes)
             .lines()
             .filter_map(|l| l.split('"').nth(5))
+            .map(str::to_string)
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
         assert!(uas.len() > 100, "{} User-Agents", uas.len());
+        uas
+    }
+
+    /// Optionally, more User-Agents, one per line, from the file
+    /// `TLSGAP_TEST_USER_AGENTS` names (an ad-hoc check on a big log).
+    fn extra_user_agents() -> Vec<String> {
+        std::env::var_os("TLSGAP_TEST_USER_AGENTS")
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The spider check without the phone and tablet patterns gives uap-core's own
+    /// answer (the first device pattern that matches) on every distinct User-Agent of
+    /// the sample log and on User-Agents where the order matters.
+    #[test]
+    fn the_spider_check_agrees_with_the_whole_device_set() {
+        let c = Classifier::new().unwrap();
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let all = devices(regexes.device_parsers).unwrap();
+        let sample = sample_user_agents();
+        let mut uas: Vec<&str> = sample.iter().map(String::as_str).collect();
         uas.extend([
             // Amazon Kindle: "Silk" is in the generic spider pattern, the Kindle one
             // comes first.
@@ -576,11 +594,8 @@ mod tests {
             })
             .collect();
         uas.extend(with_bot.iter().map(String::as_str));
-        // Optionally, more User-Agents, one per line (an ad-hoc check on a big log).
-        let extra = std::env::var_os("TLSGAP_TEST_USER_AGENTS")
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .unwrap_or_default();
-        uas.extend(extra.lines());
+        let extra = extra_user_agents();
+        uas.extend(extra.iter().map(String::as_str));
         let mut lazy_needed = 0;
         for ua in &uas {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
@@ -659,7 +674,6 @@ mod tests {
     /// patterns are never compiled.
     #[test]
     fn the_family_agrees_with_the_whole_user_agent_set() {
-        use std::io::Read;
         let c = Classifier::new().unwrap();
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
         let all = ua_parser::user_agent::Builder::new()
@@ -667,21 +681,7 @@ mod tests {
             .unwrap()
             .build()
             .unwrap();
-        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../testdata/sample/combinedssl.log.gz");
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(sample).unwrap())
-            .read_to_end(&mut bytes)
-            .unwrap();
-        let text = String::from_utf8_lossy(&bytes);
-        let mut uas: Vec<String> = text
-            .lines()
-            .filter_map(|l| l.split('"').nth(5))
-            .map(str::to_string)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        assert!(uas.len() > 100);
+        let mut uas = sample_user_agents();
         for ua in [
             "curl/8.5.0",
             "Wget/1.21.3",
@@ -694,10 +694,7 @@ mod tests {
         ] {
             uas.push(ua.to_string());
         }
-        let extra = std::env::var_os("TLSGAP_TEST_USER_AGENTS")
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .unwrap_or_default();
-        uas.extend(extra.lines().map(str::to_string));
+        uas.extend(extra_user_agents());
         for ua in &uas {
             let want = all.extract(ua).map(|v| v.family.to_string());
             assert_eq!(c.family(ua), want, "{ua}");
