@@ -663,13 +663,30 @@ fn scan(s: &[u8], mut i: usize, commas: bool, give_up: &mut GiveUp) -> Scan {
 
 /// `s[i]` is `"`: the index after the closing quote, `None` when unterminated.
 fn skip_string(s: &[u8], i: usize) -> Option<usize> {
-    let mut j = i + 1;
+    closing_quote(s, i).map(|q| q + 1)
+}
+
+/// `s[i]` is `"`: the index of the quote that closes the string, `None` when
+/// unterminated. That is the first `"` after an even run of `\\` (an odd run escapes
+/// it; a run starts after a byte that is not `\\`, where walking the escapes from the
+/// opening quote would be at a fresh byte too). Found by searching for quotes, which
+/// strings of binary data have few of, and not by stopping at each escape, which such
+/// strings have every byte or two.
+pub fn closing_quote(s: &[u8], i: usize) -> Option<usize> {
+    let start = i + 1;
+    let mut from = start;
     loop {
-        let k = j + memchr::memchr2(b'"', b'\\', s.get(j..)?)?;
-        if byte(s, k)? == b'"' {
-            return Some(k + 1);
+        let q = from + memchr::memchr(b'"', s.get(from..)?)?;
+        let run = s
+            .get(start..q)?
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if run % 2 == 0 {
+            return Some(q);
         }
-        j = k + 2;
+        from = q + 1;
     }
 }
 
@@ -1552,6 +1569,28 @@ mod tests {
             split(b"{a=1, b={c=2, d=3}}, ~[CHLD RTMIN]"),
             [&b"{a=1, b={c=2, d=3}}"[..], b"~[CHLD RTMIN]"]
         );
+    }
+
+    proptest::proptest! {
+        /// The quote search finds the quote a walk over the escapes from the opening
+        /// quote stops at, on strings made of quotes, backslashes and plain bytes.
+        #[test]
+        fn closing_quote_is_where_the_escape_walk_stops(
+            v in proptest::collection::vec(proptest::sample::select(vec![b'"', b'\\', b'a', b'x']), 0..40)
+        ) {
+            let mut s = vec![b'"'];
+            s.extend_from_slice(&v);
+            let mut j = 1;
+            let walked = loop {
+                match s.get(j) {
+                    None => break None,
+                    Some(b'"') => break Some(j),
+                    Some(b'\\') => j += 2,
+                    Some(_) => j += 1,
+                }
+            };
+            proptest::prop_assert_eq!(closing_quote(&s, 0), walked);
+        }
     }
 
     #[test]

@@ -101,8 +101,8 @@ use serde::Serialize;
 pub use tlsgap_auth::Scheme;
 use tlsgap_parser::lossless_text;
 use tlsgap_parser::strace::{
-    args, decoration_path, escape_at, fd_arg, inner, parse_line, quoted, split_glued,
-    unescape_into, Body, Exit, Ret, Skip, Stamp, TraceLine,
+    args, closing_quote, decoration_path, escape_at, fd_arg, inner, parse_line, quoted,
+    split_glued, unescape_into, Body, Exit, Ret, Skip, Stamp, TraceLine,
 };
 use tlsgap_parser::time::civil_from_days;
 

@@ -513,31 +513,9 @@ impl Shared {
 }
 
 /// The end of the quoted string that starts at `src[i]` (a `"`): the index of its
-/// closing quote (or `src.len()`), and whether it holds an escape. The closing quote
-/// is the first `"` after an even run of `\\` (an odd run escapes it): found by
-/// searching for quotes, which data has few of, not by walking its escapes.
+/// closing quote (or `src.len()`), and whether it holds an escape.
 fn string_end(src: &[u8], i: usize) -> (usize, bool) {
-    let mut from = i + 1;
-    let end = loop {
-        let Some(p) = src
-            .get(from..)
-            .and_then(|t| t.iter().position(|&c| c == b'"'))
-        else {
-            break src.len();
-        };
-        let q = from + p;
-        let run = src
-            .get(i + 1..q)
-            .unwrap_or_default()
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
-        if run % 2 == 0 {
-            break q;
-        }
-        from = q + 1;
-    };
+    let end = closing_quote(src, i).unwrap_or(src.len());
     let has_escape = src.get(i + 1..end).is_some_and(|b| b.contains(&b'\\'));
     (end, has_escape)
 }
