@@ -322,14 +322,28 @@ pub fn parse_epoch_decimal(b: &[u8]) -> Option<Timestamp> {
 
 /// Digits after a decimal point, as nanoseconds (`439` → 439 000 000).
 pub fn parse_frac(b: &[u8]) -> Option<u32> {
-    if b.len() > 9 || !b.iter().all(u8::is_ascii_digit) {
-        return None;
+    /// What the value of `n` digits is multiplied by, for `n` = 0 to 9.
+    const SCALE: [u32; 10] = [
+        1_000_000_000,
+        100_000_000,
+        10_000_000,
+        1_000_000,
+        100_000,
+        10_000,
+        1_000,
+        100,
+        10,
+        1,
+    ];
+    let scale = *SCALE.get(b.len())?;
+    let mut v = 0u32;
+    for &d in b {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u32::from(d - b'0');
     }
-    let mut nanos = 0u32;
-    for (k, d) in b.iter().enumerate() {
-        nanos += u32::from(d - b'0') * 10u32.pow(8 - k as u32);
-    }
-    Some(nanos)
+    Some(v * scale)
 }
 
 /// A non-empty run of ASCII digits as a number (no sign, no overflow).
@@ -414,6 +428,23 @@ pub fn finish_strftime(parsed: &chrono::format::Parsed) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fractions_of_every_length() {
+        assert_eq!(parse_frac(b""), Some(0));
+        assert_eq!(parse_frac(b"5"), Some(500_000_000));
+        assert_eq!(parse_frac(b"000439"), Some(439_000));
+        assert_eq!(parse_frac(b"123456789"), Some(123_456_789));
+        assert_eq!(parse_frac(b"999999999"), Some(999_999_999));
+        assert_eq!(parse_frac(b"1234567890"), None);
+        assert_eq!(parse_frac(b"12a"), None);
+        assert_eq!(parse_frac(b"1 "), None);
+        for n in 1..=9 {
+            let digits = "7".repeat(n);
+            let want = format!("{digits:0<9}").parse::<u32>().unwrap();
+            assert_eq!(parse_frac(digits.as_bytes()), Some(want), "{digits}");
+        }
+    }
 
     #[test]
     fn clf_with_negative_half_hour_offset() {
