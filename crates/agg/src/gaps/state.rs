@@ -81,6 +81,9 @@ pub(super) struct CtxSlot {
     pub(super) first: bool,
     /// A data call: its fd's carry before it, to redact what continues earlier data.
     pub(super) feed: Option<Feed>,
+    /// What [`CtxSlot::hash`] found, once it has looked: a slot stays in the ring for
+    /// several calls and each gap after it asks again.
+    pub(super) hash_memo: std::cell::Cell<Option<Option<HashInfo>>>,
 }
 
 impl CtxSlot {
@@ -97,6 +100,7 @@ impl CtxSlot {
         self.class = CallClass::Other;
         self.first = false;
         self.feed = None;
+        self.hash_memo.set(None);
     }
 
     pub(super) fn next_res(&mut self) -> Option<&mut ResRef> {
@@ -128,6 +132,15 @@ impl CtxSlot {
         if !self.scan_hash {
             return None;
         }
+        if let Some(memo) = self.hash_memo.get() {
+            return memo;
+        }
+        let hash = self.find_hash(scratch);
+        self.hash_memo.set(Some(hash));
+        hash
+    }
+
+    fn find_hash(&self, scratch: &mut Vec<u8>) -> Option<HashInfo> {
         let found = super::secrets::hash_in(&self.args, scratch).map(|mut h| {
             h.only_entry = super::secrets::only_entry(&self.args);
             h
@@ -140,6 +153,7 @@ impl CtxSlot {
 
     /// Keep a call's parts for [`CtxSlot::render`]; `ret: None` for a call cut short.
     pub(super) fn set_call(&mut self, args: &[u8], ret: Option<&[u8]>, dur: Option<u64>) {
+        self.hash_memo.set(None);
         self.args.clear();
         self.args.extend_from_slice(args);
         self.ret.clear();
