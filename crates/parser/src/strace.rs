@@ -1159,19 +1159,40 @@ fn comm_at(s: &[u8], i: usize, closer: u8) -> Option<(&[u8], usize)> {
 
 /// `D+[.F{1,9}]` at `i` as nanoseconds; returns the index after it.
 fn decimal(s: &[u8], i: usize) -> Option<(u64, usize)> {
-    let e = digits_end(s, i);
-    let secs = crate::time::parse_u64(s.get(i..e)?)?;
-    let mut end = e;
-    let mut nanos = 0;
-    if byte(s, e) == Some(b'.') {
-        end = digits_end(s, e + 1);
-        nanos = crate::time::parse_frac(s.get(e + 1..end)?)?;
+    // One pass over the digits (this runs twice a line: the time stamp and `<0.000011>`).
+    let mut secs = 0u64;
+    let mut n = 0;
+    for &c in s.get(i..)? {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        if n == 19 {
+            return None;
+        }
+        secs = secs * 10 + u64::from(c - b'0');
+        n += 1;
     }
-    Some((
-        secs.checked_mul(1_000_000_000)?
-            .checked_add(u64::from(nanos))?,
-        end,
-    ))
+    if n == 0 {
+        return None;
+    }
+    let mut end = i + n;
+    let mut nanos = 0u64;
+    if byte(s, end) == Some(b'.') {
+        let mut k = 0usize;
+        for &c in s.get(end + 1..)? {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            if k == 9 {
+                return None;
+            }
+            nanos = nanos * 10 + u64::from(c - b'0');
+            k += 1;
+        }
+        nanos *= u64::from(crate::time::FRAC_SCALE.get(k).copied().unwrap_or(1));
+        end += 1 + k;
+    }
+    Some((secs.checked_mul(1_000_000_000)?.checked_add(nanos)?, end))
 }
 
 /// `HH:MM:SS[.F]` at `i` as nanoseconds since midnight.
@@ -1572,6 +1593,26 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The one-pass `D+[.F{0,9}]` reads what splitting at the digits and parsing
+        /// each part reads (at most 19 digits of seconds, 9 of fraction).
+        #[test]
+        fn decimal_is_seconds_and_fraction(
+            v in proptest::collection::vec(proptest::sample::select(vec![b'0', b'7', b'9', b'.', b' ', b'>']), 0..34),
+            at in 0usize..3,
+        ) {
+            let want = (|| {
+                let e = digits_end(&v, at);
+                let secs = crate::time::parse_u64(v.get(at..e)?)?;
+                let (mut end, mut nanos) = (e, 0);
+                if byte(&v, e) == Some(b'.') {
+                    end = digits_end(&v, e + 1);
+                    nanos = crate::time::parse_frac(v.get(e + 1..end)?)?;
+                }
+                Some((secs.checked_mul(1_000_000_000)?.checked_add(u64::from(nanos))?, end))
+            })();
+            proptest::prop_assert_eq!(decimal(&v, at), want);
+        }
+
         /// The quote search finds the quote a walk over the escapes from the opening
         /// quote stops at, on strings made of quotes, backslashes and plain bytes.
         #[test]

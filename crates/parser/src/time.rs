@@ -320,22 +320,24 @@ pub fn parse_epoch_decimal(b: &[u8]) -> Option<Timestamp> {
     })
 }
 
+/// What the value of `n` digits after a decimal point is multiplied by to give
+/// nanoseconds, for `n` = 0 to 9.
+pub(crate) const FRAC_SCALE: [u32; 10] = [
+    1_000_000_000,
+    100_000_000,
+    10_000_000,
+    1_000_000,
+    100_000,
+    10_000,
+    1_000,
+    100,
+    10,
+    1,
+];
+
 /// Digits after a decimal point, as nanoseconds (`439` → 439 000 000).
 pub fn parse_frac(b: &[u8]) -> Option<u32> {
-    /// What the value of `n` digits is multiplied by, for `n` = 0 to 9.
-    const SCALE: [u32; 10] = [
-        1_000_000_000,
-        100_000_000,
-        10_000_000,
-        1_000_000,
-        100_000,
-        10_000,
-        1_000,
-        100,
-        10,
-        1,
-    ];
-    let scale = *SCALE.get(b.len())?;
+    let scale = *FRAC_SCALE.get(b.len())?;
     let mut v = 0u32;
     for &d in b {
         if !d.is_ascii_digit() {
