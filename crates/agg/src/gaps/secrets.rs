@@ -814,6 +814,27 @@ mod tests {
         assert!(out.ends_with(b"..."));
     }
 
+    #[test]
+    fn escapes_of_dollar_and_brace_are_never_skipped() {
+        // Every escape of up to three characters after the `\`: the quick look at its
+        // first byte lets through each one that decodes to `$` or `{`.
+        let first = b"0145x7${a";
+        let rest = b"01234567bB2a";
+        for &a in first {
+            for &b in rest {
+                for &c in rest {
+                    let src = [b'\\', a, b, c];
+                    assert_eq!(
+                        may_hold_hash(&src),
+                        matches!(escape_at(&src, 0).0, b'$' | b'{'),
+                        "{}",
+                        String::from_utf8_lossy(&src)
+                    );
+                }
+            }
+        }
+    }
+
     /// `hash_in` (every call) must find what `redact_into` (calls shown) would.
     #[test]
     fn hash_in_agrees_with_redact_into() {
