@@ -744,21 +744,7 @@ fn find_end(
         && matches!(escaping, Escaping::Apache | Escaping::NginxJson)
     {
         // Skip quotes escaped as \" (an odd run of backslashes before them).
-        let mut off = 0;
-        while let Some(p) = memchr::memchr(b'"', hay.get(off..)?) {
-            let abs = from + off + p;
-            let backslashes = line
-                .get(start..abs)?
-                .iter()
-                .rev()
-                .take_while(|&&b| b == b'\\')
-                .count();
-            if backslashes % 2 == 0 {
-                return Some(abs);
-            }
-            off += p + 1;
-        }
-        return None;
+        return crate::unescape::unescaped_quote(line, start, from);
     }
     if lit.len() > 1 && (field.raw_ok || field.kind == Kind::Text) {
         // Free text may hold the literal's first byte (a user name with a space before

@@ -673,21 +673,7 @@ fn skip_string(s: &[u8], i: usize) -> Option<usize> {
 /// strings of binary data have few of, and not by stopping at each escape, which such
 /// strings have every byte or two.
 pub fn closing_quote(s: &[u8], i: usize) -> Option<usize> {
-    let start = i + 1;
-    let mut from = start;
-    loop {
-        let q = from + memchr::memchr(b'"', s.get(from..)?)?;
-        let run = s
-            .get(start..q)?
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
-        if run % 2 == 0 {
-            return Some(q);
-        }
-        from = q + 1;
-    }
+    crate::unescape::unescaped_quote(s, i + 1, i + 1)
 }
 
 /// Whether the `<` at `i` starts a decoration (not `<<`, `<=` or `< `).
@@ -1160,39 +1146,36 @@ fn comm_at(s: &[u8], i: usize, closer: u8) -> Option<(&[u8], usize)> {
 /// `D+[.F{1,9}]` at `i` as nanoseconds; returns the index after it.
 fn decimal(s: &[u8], i: usize) -> Option<(u64, usize)> {
     // One pass over the digits (this runs twice a line: the time stamp and `<0.000011>`).
-    let mut secs = 0u64;
-    let mut n = 0;
-    for &c in s.get(i..)? {
-        if !c.is_ascii_digit() {
-            break;
-        }
-        if n == 19 {
-            return None;
-        }
-        secs = secs * 10 + u64::from(c - b'0');
-        n += 1;
-    }
+    let (secs, n) = digits_value(s.get(i..)?, 19)?;
     if n == 0 {
         return None;
     }
     let mut end = i + n;
     let mut nanos = 0u64;
     if byte(s, end) == Some(b'.') {
-        let mut k = 0usize;
-        for &c in s.get(end + 1..)? {
-            if !c.is_ascii_digit() {
-                break;
-            }
-            if k == 9 {
-                return None;
-            }
-            nanos = nanos * 10 + u64::from(c - b'0');
-            k += 1;
-        }
-        nanos *= u64::from(crate::time::FRAC_SCALE.get(k).copied().unwrap_or(1));
+        let (frac, k) = digits_value(s.get(end + 1..)?, 9)?;
+        nanos = frac * u64::from(crate::time::FRAC_SCALE.get(k).copied().unwrap_or(1));
         end += 1 + k;
     }
     Some((secs.checked_mul(1_000_000_000)?.checked_add(nanos)?, end))
+}
+
+/// The value of the digits `s` starts with and how many there are; `None` when there
+/// are more than `max` (at most 19: no overflow).
+fn digits_value(s: &[u8], max: usize) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    let mut n = 0;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        if n == max {
+            return None;
+        }
+        v = v * 10 + u64::from(c - b'0');
+        n += 1;
+    }
+    Some((v, n))
 }
 
 /// `HH:MM:SS[.F]` at `i` as nanoseconds since midnight.

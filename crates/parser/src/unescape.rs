@@ -5,6 +5,27 @@ use std::borrow::Cow;
 
 use crate::format::Escaping;
 
+/// The first `"` in `s` at or after `from` that no backslash escapes: one after an
+/// even run of `\\` (an odd run escapes it), the run counted back no further than
+/// `start` (where the quoted value begins). Found by searching for quotes, not by
+/// walking the escapes (strace strings of binary data hold one every byte or two).
+pub(crate) fn unescaped_quote(s: &[u8], start: usize, from: usize) -> Option<usize> {
+    let mut from = from;
+    loop {
+        let q = from + memchr::memchr(b'"', s.get(from..)?)?;
+        let run = s
+            .get(start..q)?
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if run % 2 == 0 {
+            return Some(q);
+        }
+        from = q + 1;
+    }
+}
+
 fn hex(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
