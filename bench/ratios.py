@@ -238,6 +238,18 @@ def main():
             return f"{med[a][i] / med[b][i]:.2f}×"
         return "–"
 
+    def per_round(a, b, i=1):
+        # The two commands of each round ran minutes apart at most: the ratio of each
+        # round, its median and range, shows how much the machine's drift moved it.
+        if a not in got or b not in got:
+            return "–"
+        scale = lambda n: WC_TIMES if n == "wc-l" else 1
+        rs = sorted((x[i] / scale(a)) / (y[i] / scale(b))
+                    for x, y in zip(got[a], got[b]) if y[i] > 0)
+        if not rs:
+            return "–"
+        return f"{statistics.median(rs):.2f}× ({rs[0]:.2f}–{rs[-1]:.2f}×)"
+
     lines = []
     w = lines.append
     size = os.path.getsize(access)
@@ -247,23 +259,24 @@ def main():
     w(f"Inputs: `{os.path.basename(access)}` ({size:,} bytes), "
       f"`{os.path.basename(trace)}` ({os.path.getsize(trace):,} bytes).")
     w("")
-    w("| ratio (issue 12) | value |")
-    w("|---|---:|")
+    w("| ratio (issue 12) | value (of the medians) | per round: median (range) |")
+    w("|---|---:|---:|")
+    both = lambda a, b, i=1: f"{ratio(a, b, i)} | {per_round(a, b, i)}"
     w(f"| `tls -j1` CPU ÷ `wc -l` CPU (`wc -l` reads the log {WC_TIMES} times, ÷ {WC_TIMES}) | "
-      f"{ratio('tls-j1', 'wc-l')} |")
-    w(f"| `tls` wall, 1 thread ÷ 2 threads | {ratio('tls-j1', 'tls-j2', 0)} |")
-    w(f"| `report` CPU ÷ `tls` CPU (both -j1) | {ratio('report-j1', 'tls-j1')} |")
+      f"{both('tls-j1', 'wc-l')} |")
+    w(f"| `tls` wall, 1 thread ÷ 2 threads | {both('tls-j1', 'tls-j2', 0)} |")
+    w(f"| `report` CPU ÷ `tls` CPU (both -j1) | {both('report-j1', 'tls-j1')} |")
     w(f"| `whatif --policy mozilla-intermediate` CPU ÷ `tls` CPU (both -j1) | "
-      f"{ratio('whatif-j1', 'tls-j1')} |")
+      f"{both('whatif-j1', 'tls-j1')} |")
     w(f"| `export --format parquet -j1` CPU ÷ `tls -j1` CPU | "
-      f"{ratio('export-parquet-j1', 'tls-j1')} |")
-    w(f"| `gaps` CPU ÷ mawk naive per-pid gap scan CPU | {ratio('gaps', 'mawk-gaps')} |")
+      f"{both('export-parquet-j1', 'tls-j1')} |")
+    w(f"| `gaps` CPU ÷ mawk naive per-pid gap scan CPU | {both('gaps', 'mawk-gaps')} |")
     for peer in ["mawk-last-two", "duckdb-regexp", "chdb-validating", "chdb-split"]:
-        w(f"| {peer} CPU ÷ `tls -j1` CPU | {ratio(peer, 'tls-j1')} |")
+        w(f"| {peer} CPU ÷ `tls -j1` CPU | {both(peer, 'tls-j1')} |")
     if memory:
         for name, rss in memory.items():
             w(f"| peak memory `{name}`, {args.lines * 10:,} ÷ {args.lines:,} lines | "
-              f"{rss / med[name][2]:.2f}× ({med[name][2]:.0f} → {rss:.0f} MiB) |")
+              f"{rss / med[name][2]:.2f}× ({med[name][2]:.0f} → {rss:.0f} MiB) | – |")
     w("")
     w("| command | wall s | CPU s | MB/s (wall) | peak RSS MiB |" +
       (" new ÷ base CPU |" if args.base else ""))
