@@ -547,6 +547,27 @@ fn server_verification(m: &Value) -> std::collections::BTreeMap<String, f64> {
     out
 }
 
+/// A live capture's directory, kept (and named on standard error) when the test fails:
+/// these tests time real Apache workers, and a rare failure under load is worth a look
+/// at the very traces and log that caused it.
+struct KeepOnFailure(Option<tempfile::TempDir>);
+
+impl KeepOnFailure {
+    fn path(&self) -> &Path {
+        self.0.as_ref().map_or(Path::new("."), |d| d.path())
+    }
+}
+
+impl Drop for KeepOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Some(d) = self.0.take() {
+                eprintln!("the capture is kept for a look: {}", d.keep().display());
+            }
+        }
+    }
+}
+
 fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     if !util::server_test_enabled(
         test,
@@ -557,7 +578,7 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     ) {
         return;
     }
-    let dir = util::tempdir();
+    let dir = KeepOnFailure(Some(util::tempdir()));
     let out = dir.path().join("classic");
     let mut script = vec!["--classic", "--mpm", mpm, "--apache-mode", "attach"];
     if ttt {
