@@ -761,6 +761,11 @@ fn find_end(
     memchr::memchr(first, hay).map(|p| from + p)
 }
 
+/// Every byte 0x01 and every byte 0x80, for the byte tests of [`token_bytes`] and
+/// [`find_byte`] on 64-bit words.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
 /// Whether every byte of `v` may stand in a token: above space and not DEL (bytes of
 /// UTF-8 text above 0x7f may). Eight bytes at a time: a word has a byte below 0x21
 /// when `(w - 0x21…21) & !w & 0x80…80` is not zero, and a DEL when `w ^ 0x7f…7f` has a
@@ -768,8 +773,6 @@ fn find_end(
 /// above 0x80 sets neither); the scalar rule is kept for the tail.
 #[inline]
 fn token_bytes(v: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut words = v.chunks_exact(8);
     for chunk in words.by_ref() {
         let mut b = [0u8; 8];
@@ -791,8 +794,6 @@ fn token_bytes(v: &[u8]) -> bool {
 /// which costs less than a `memchr` call; longer fields go on with `memchr`.
 #[inline]
 fn find_byte(b: u8, hay: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     if hay.len() < 16 {
         return hay.iter().position(|&c| c == b);
     }
