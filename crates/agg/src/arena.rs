@@ -83,8 +83,29 @@ impl<V> ArenaMap<V> {
         self.get_mut_hashed(key_hash(key), key)
     }
 
-    /// Add `key`, whose [`key_hash`] is `hash`, which the map does not hold.
-    pub fn insert_new_hashed(&mut self, hash: u64, key: &[u8], value: V) {
+    /// The place (in insertion order) of `key`, whose [`key_hash`] is `hash`.
+    pub fn find_hashed(&self, hash: u64, key: &[u8]) -> Option<usize> {
+        let (bytes, entries) = (&self.bytes, &self.entries);
+        self.table
+            .find(hash, |&i| {
+                hash_of(entries, i) == hash && key_of(bytes, entries, i) == key
+            })
+            .copied()
+    }
+
+    /// The key at place `i` (empty when there is none).
+    pub fn key_at(&self, i: usize) -> &[u8] {
+        key_of(&self.bytes, &self.entries, i)
+    }
+
+    /// The [`key_hash`] of the key at place `i` (0 when there is none).
+    pub fn hash_at(&self, i: usize) -> u64 {
+        hash_of(&self.entries, i)
+    }
+
+    /// Add `key`, whose [`key_hash`] is `hash`, which the map does not hold; returns
+    /// its place.
+    pub fn insert_new_hashed(&mut self, hash: u64, key: &[u8], value: V) -> usize {
         let i = self.entries.len();
         let off = self.bytes.len();
         self.bytes.extend_from_slice(key);
@@ -96,6 +117,7 @@ impl<V> ArenaMap<V> {
         });
         let entries = &self.entries;
         self.table.insert_unique(hash, i, |&j| hash_of(entries, j));
+        i
     }
 
     /// Every (key, value), in insertion order.
@@ -135,7 +157,9 @@ mod tests {
             let key = if i % 1000 == 0 { Vec::new() } else { key };
             match a.get_mut(&key) {
                 Some(v) => *v += i,
-                None => a.insert_new_hashed(key_hash(&key), &key, i),
+                None => {
+                    a.insert_new_hashed(key_hash(&key), &key, i);
+                }
             }
             *b.entry(key).or_insert(0) += i;
         }
@@ -154,5 +178,16 @@ mod tests {
             .all(|e| e.hash == key_hash(&bytes[e.offset..e.offset + e.len])));
         let iterated: Vec<&[u8]> = a.iter().map(|(k, _)| k).collect();
         assert_eq!(firsts, iterated);
+        // Places: found where inserted, with their keys and hashes.
+        for (i, k) in iterated.iter().enumerate() {
+            assert_eq!(a.find_hashed(key_hash(k), k), Some(i));
+            assert_eq!(a.key_at(i), *k);
+            assert_eq!(a.hash_at(i), key_hash(k));
+        }
+        assert_eq!(a.find_hashed(key_hash(b"absent"), b"absent"), None);
+        assert_eq!(a.key_at(a.len()), b"");
+        let mut c: ArenaMap<()> = ArenaMap::default();
+        assert_eq!(c.insert_new_hashed(key_hash(b"x"), b"x", ()), 0);
+        assert_eq!(c.insert_new_hashed(key_hash(b"y"), b"y", ()), 1);
     }
 }
