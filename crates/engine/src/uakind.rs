@@ -1,8 +1,6 @@
 //! Client kind from a User-Agent: the uap-core dataset (vendored in
-//! `crates/engine/data/uap-core`, see `scripts/vendor-uap-core.py`) run as the
-//! `ua-parser` crate runs it (for an all-ASCII User-Agent, the same patterns compiled
-//! without Unicode, see `ascii_regex`), then a mapping of its answers to tlsgap's
-//! four kinds:
+//! `crates/engine/data/uap-core`, see `scripts/vendor-uap-core.py`) run by the
+//! `ua-parser` crate, then a mapping of its answers to tlsgap's four kinds:
 //!
 //! - `bot`: uap-core's device family `Spider` (its crawler/bot verdict), unless the
 //!   browser family is one of the HTTP libraries below (uap-core files some libraries,
@@ -51,231 +49,13 @@ pub struct Classifier {
     /// uap-core's user-agent patterns, each compiled on first need.
     families: Families,
     /// The `Spider` device patterns that come first in the dataset, before any other.
-    leading_spiders: Vec<SpiderPattern>,
-    /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one), in
-    /// dataset order.
-    later_spiders: Vec<SpiderPattern>,
+    leading_spiders: ua_parser::device::Extractor<'static>,
+    /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one),
+    /// each alone, with its place in the dataset, in dataset order.
+    later_spiders: Vec<(usize, ua_parser::device::Extractor<'static>)>,
     /// The other device patterns before the last later spider pattern, prepared on
     /// first need.
     earlier: std::cell::OnceCell<Vec<Earlier>>,
-}
-
-/// A uap-core pattern compiled for a User-Agent that is all ASCII: `regex::bytes`
-/// without Unicode, so `\d`, `\w`, `\s`, `\b`, `.` and case folding are ASCII's. On
-/// ASCII text that matches exactly what the Unicode form matches, and it compiles to a
-/// far smaller automaton: building the Unicode forms (`ua-parser`'s) was ~2 M
-/// instructions a pattern, most of the classifier's cost (issue 12). The pattern is
-/// first rewritten as `ua-parser` rewrites it ([`unbound_long_repetitions`]; its other
-/// rewrite, `\d` → `[0-9]` and `\w` → `[A-Za-z0-9_]`, is what ASCII classes are).
-/// `None`: it does not build so (the caller then uses `ua-parser`'s form).
-fn ascii_regex(pattern: &str, ignore_case: bool) -> Option<regex::bytes::Regex> {
-    regex::bytes::RegexBuilder::new(&unbound_long_repetitions(pattern))
-        .unicode(false)
-        .case_insensitive(ignore_case)
-        .build()
-        .ok()
-}
-
-/// `X{0,N}` → `X*`, `X{1,N}` → `X+` for N of three digits or more (outside classes,
-/// not escaped), as `ua-parser` rewrites a pattern before compiling it (the dataset's
-/// patterns were written for engines that backtrack; `regex` would unroll such bounds
-/// into huge automata).
-fn unbound_long_repetitions(re: &str) -> String {
-    let bytes = re.as_bytes();
-    let mut out = String::with_capacity(re.len());
-    let (mut i, mut escape, mut class) = (0, false, 0usize);
-    let mut copied = 0;
-    while let Some(&c) = bytes.get(i) {
-        if escape {
-            escape = false;
-        } else if c == b'\\' {
-            escape = true;
-        } else if c == b'[' {
-            class += 1;
-        } else if c == b']' && class > 0 {
-            class -= 1;
-        } else if c == b'{' && class == 0 && i > 0 {
-            let rest = re.get(i + 1..).unwrap_or_default();
-            if let Some((lo, hi)) = rest
-                .find('}')
-                .and_then(|end| rest.get(..end))
-                .and_then(|body| body.split_once(','))
-            {
-                if (lo == "0" || lo == "1")
-                    && hi.len() > 2
-                    && hi.bytes().all(|b| b.is_ascii_digit())
-                {
-                    out.push_str(re.get(copied..i).unwrap_or_default());
-                    out.push(if lo == "0" { '*' } else { '+' });
-                    i += lo.len() + hi.len() + 3;
-                    copied = i;
-                    continue;
-                }
-            }
-        }
-        i += 1;
-    }
-    out.push_str(re.get(copied..).unwrap_or_default());
-    out
-}
-
-/// The text of group 1 of a match, empty when the group did not take part (as
-/// `ua-parser` reads a group).
-fn group_one<'h>(caps: &regex::bytes::Captures<'h>) -> &'h str {
-    caps.get(1)
-        .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
-        .unwrap_or_default()
-}
-
-/// How a user-agent pattern names the family, as `ua-parser` reads uap-core's
-/// `family_replacement`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum FamilyName {
-    /// No replacement: group 1.
-    Group,
-    /// A replacement without `$1`: itself.
-    Fixed(String),
-    /// A replacement with `$1`: itself with group 1 in place of each `$1`.
-    Template(String),
-}
-
-impl FamilyName {
-    /// `None`: the replacement wants a group the pattern lacks (`ua-parser` refuses
-    /// such a pattern).
-    fn of(replacement: Option<&str>, groups: usize) -> Option<FamilyName> {
-        Some(match replacement {
-            Some(r) if r.contains("$1") => {
-                if groups < 1 {
-                    return None;
-                }
-                FamilyName::Template(r.to_string())
-            }
-            Some(r) if !r.is_empty() => FamilyName::Fixed(r.to_string()),
-            _ if groups >= 1 => FamilyName::Group,
-            _ => FamilyName::Fixed(String::new()),
-        })
-    }
-}
-
-/// A user-agent pattern compiled for ASCII User-Agents ([`ascii_regex`]).
-struct AsciiFamily {
-    regex: regex::bytes::Regex,
-    name: FamilyName,
-}
-
-impl AsciiFamily {
-    fn new(p: &ua_parser::user_agent::Parser<'_>) -> Option<AsciiFamily> {
-        let regex = ascii_regex(&p.regex, false)?;
-        let groups = regex.captures_len().saturating_sub(1);
-        let name = FamilyName::of(p.family_replacement.as_deref(), groups)?;
-        Some(AsciiFamily { regex, name })
-    }
-
-    /// The family, if the pattern matches.
-    fn family(&self, user_agent: &[u8]) -> Option<String> {
-        if let FamilyName::Fixed(f) = &self.name {
-            return self.regex.is_match(user_agent).then(|| f.clone());
-        }
-        let caps = self.regex.captures(user_agent)?;
-        let group = group_one(&caps);
-        Some(match &self.name {
-            FamilyName::Template(t) => t.replace("$1", group),
-            _ => group.to_string(),
-        })
-    }
-}
-
-/// How a device pattern names the device, as `ua-parser` reads uap-core's
-/// `device_replacement`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum DeviceName {
-    /// No replacement (or a blank one): group 1, or nothing without groups.
-    Group,
-    /// A replacement without `$` and a digit: itself.
-    Fixed(String),
-    /// A replacement with `$1`..`$9`: expanded with the groups, then trimmed.
-    Template(String),
-}
-
-impl DeviceName {
-    fn of(replacement: Option<&str>, groups: usize) -> DeviceName {
-        match replacement.filter(|r| !r.trim().is_empty()) {
-            Some(r)
-                if r.as_bytes()
-                    .windows(2)
-                    .any(|w| matches!(w, [b'$', d] if d.is_ascii_digit())) =>
-            {
-                DeviceName::Template(r.to_string())
-            }
-            Some(r) => DeviceName::Fixed(r.to_string()),
-            None if groups >= 1 => DeviceName::Group,
-            None => DeviceName::Fixed(String::new()),
-        }
-    }
-}
-
-/// A device pattern compiled for ASCII User-Agents ([`ascii_regex`]).
-struct AsciiDevice {
-    regex: regex::bytes::Regex,
-    name: DeviceName,
-}
-
-impl AsciiDevice {
-    fn new(p: &ua_parser::device::Parser<'_>) -> Option<AsciiDevice> {
-        let regex = ascii_regex(&p.regex, p.regex_flag.is_some())?;
-        let groups = regex.captures_len().saturating_sub(1);
-        let name = DeviceName::of(p.device_replacement.as_deref(), groups);
-        Some(AsciiDevice { regex, name })
-    }
-
-    /// Whether the device is `Spider`, if the pattern matches.
-    fn spider(&self, user_agent: &[u8]) -> Option<bool> {
-        if let DeviceName::Fixed(d) = &self.name {
-            return self.regex.is_match(user_agent).then(|| d == "Spider");
-        }
-        let caps = self.regex.captures(user_agent)?;
-        Some(match &self.name {
-            DeviceName::Template(t) => {
-                let mut out = Vec::new();
-                caps.expand(t.as_bytes(), &mut out);
-                String::from_utf8_lossy(&out).trim() == "Spider"
-            }
-            _ => group_one(&caps) == "Spider",
-        })
-    }
-}
-
-/// A `Spider` device pattern (its replacement is `Spider`, so a match is the answer).
-struct SpiderPattern {
-    /// Its place in the dataset.
-    index: usize,
-    /// For an all-ASCII User-Agent (`None`: it does not build so).
-    ascii: Option<regex::bytes::Regex>,
-    parser: ua_parser::device::Parser<'static>,
-    /// `ua-parser`'s form, for the other User-Agents, built on first need (`None`: it
-    /// failed to build).
-    compiled: std::cell::OnceCell<Option<ua_parser::device::Extractor<'static>>>,
-}
-
-impl SpiderPattern {
-    fn new(index: usize, parser: ua_parser::device::Parser<'static>) -> SpiderPattern {
-        SpiderPattern {
-            index,
-            ascii: ascii_regex(&parser.regex, parser.regex_flag.is_some()),
-            parser,
-            compiled: std::cell::OnceCell::new(),
-        }
-    }
-
-    fn matches(&self, user_agent: &str) -> bool {
-        if let (true, Some(r)) = (user_agent.is_ascii(), &self.ascii) {
-            return r.is_match(user_agent.as_bytes());
-        }
-        self.compiled
-            .get_or_init(|| devices([copy_parser(&self.parser)]).ok())
-            .as_ref()
-            .is_some_and(|e| e.extract(user_agent).is_some())
-    }
 }
 
 /// A device pattern that is not a spider's, before a later spider pattern.
@@ -285,29 +65,8 @@ struct Earlier {
     parser: ua_parser::device::Parser<'static>,
     /// What a User-Agent must contain for the pattern to match.
     need: Need,
-    /// The pattern for ASCII User-Agents, compiled on first need.
-    ascii: std::cell::OnceCell<Option<AsciiDevice>>,
-    /// `ua-parser`'s form, compiled on first need (`None`: it failed to build).
+    /// The pattern alone, compiled on first need (`None`: it failed to build).
     compiled: std::cell::OnceCell<Option<ua_parser::device::Extractor<'static>>>,
-}
-
-impl Earlier {
-    /// Whether the device the pattern names is `Spider`, if it matches.
-    fn spider(&self, user_agent: &str) -> Option<bool> {
-        if user_agent.is_ascii() {
-            if let Some(d) = self.ascii.get_or_init(|| AsciiDevice::new(&self.parser)) {
-                return d.spider(user_agent.as_bytes());
-            }
-        }
-        let compiled = self
-            .compiled
-            .get_or_init(|| devices([copy_parser(&self.parser)]).ok());
-        // Not built: not reached (the whole dataset builds in the tests).
-        compiled
-            .as_ref()?
-            .extract(user_agent)
-            .map(|v| v.device == "Spider")
-    }
 }
 
 /// What a User-Agent must contain for a pattern to match: for every set here, one of
@@ -435,33 +194,8 @@ fn copy_parser(p: &ua_parser::device::Parser<'static>) -> ua_parser::device::Par
 struct Family {
     parser: ua_parser::user_agent::Parser<'static>,
     need: Need,
-    /// The pattern for ASCII User-Agents, compiled on first need.
-    ascii: std::cell::OnceCell<Option<AsciiFamily>>,
-    /// `ua-parser`'s form of the pattern alone, for the other User-Agents, compiled on
-    /// first need (`None`: it failed to build).
+    /// The pattern alone, compiled on first need (`None`: it failed to build).
     compiled: std::cell::OnceCell<Option<ua_parser::user_agent::Extractor<'static>>>,
-}
-
-impl Family {
-    /// The family, if the pattern matches.
-    fn family(&self, user_agent: &str) -> Option<String> {
-        if user_agent.is_ascii() {
-            if let Some(a) = self.ascii.get_or_init(|| AsciiFamily::new(&self.parser)) {
-                return a.family(user_agent.as_bytes());
-            }
-        }
-        let compiled = self.compiled.get_or_init(|| {
-            ua_parser::user_agent::Builder::new()
-                .push(copy_ua_parser(&self.parser))
-                .ok()?
-                .build()
-                .ok()
-        });
-        compiled
-            .as_ref()?
-            .extract(user_agent)
-            .map(|v| v.family.to_string())
-    }
 }
 
 /// What each user-agent pattern needs ([`Need::of`]), stored like [`NEEDS`].
@@ -489,7 +223,6 @@ fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Families {
         .map(|(index, parser)| Family {
             need: stored_or_fresh(&stored, index, &parser.regex, false),
             parser,
-            ascii: std::cell::OnceCell::new(),
             compiled: std::cell::OnceCell::new(),
         })
         .collect();
@@ -623,7 +356,6 @@ fn earlier_patterns(last: usize) -> Vec<Earlier> {
             index,
             need: stored_or_fresh(&stored, index, &parser.regex, parser.regex_flag.is_some()),
             parser,
-            ascii: std::cell::OnceCell::new(),
             compiled: std::cell::OnceCell::new(),
         })
         .collect()
@@ -656,18 +388,22 @@ impl Classifier {
     pub fn new() -> crate::Result<Classifier> {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA)?;
         let families = families(regexes.user_agent_parsers);
-        let mut parsers = regexes.device_parsers.into_iter().enumerate().peekable();
+        let mut parsers = regexes.device_parsers.into_iter().enumerate();
         let mut leading = Vec::new();
-        while let Some((i, p)) = parsers.next_if(|(_, p)| is_spider(p)) {
-            leading.push(SpiderPattern::new(i, p));
+        let mut later = Vec::new();
+        for (_, p) in parsers.by_ref() {
+            if is_spider(&p) {
+                leading.push(p);
+            } else {
+                break;
+            }
         }
-        let later = parsers
-            .filter(|(_, p)| is_spider(p))
-            .map(|(i, p)| SpiderPattern::new(i, p))
-            .collect();
+        for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
+            later.push((i, devices([p])?));
+        }
         Ok(Classifier {
             families,
-            leading_spiders: leading,
+            leading_spiders: devices(leading)?,
             later_spiders: later,
             earlier: std::cell::OnceCell::new(),
         })
@@ -679,25 +415,34 @@ impl Classifier {
     /// pattern (a phone, a Kindle whose browser is "Silk") may match first, so those
     /// before `k` are tried in order, each only if the User-Agent holds what it needs.
     fn spider(&self, user_agent: &str) -> bool {
-        if self.leading_spiders.iter().any(|s| s.matches(user_agent)) {
+        if self.leading_spiders.extract(user_agent).is_some() {
             return true;
         }
         let Some(k) = self
             .later_spiders
             .iter()
-            .find(|s| s.matches(user_agent))
-            .map(|s| s.index)
+            .find(|(_, e)| e.extract(user_agent).is_some())
+            .map(|(i, _)| *i)
         else {
             return false;
         };
-        let last = self.later_spiders.last().map_or(0, |s| s.index);
+        let last = self.later_spiders.last().map_or(0, |(i, _)| *i);
         let earlier = self.earlier.get_or_init(|| earlier_patterns(last));
         for e in earlier.iter().take_while(|e| e.index < k) {
             if !e.need.may_match(user_agent.as_bytes()) {
                 continue;
             }
-            if let Some(spider) = e.spider(user_agent) {
-                return spider;
+            let compiled = e
+                .compiled
+                .get_or_init(|| devices([copy_parser(&e.parser)]).ok());
+            match compiled {
+                Some(d) => {
+                    if let Some(v) = d.extract(user_agent) {
+                        return v.device == "Spider";
+                    }
+                }
+                // Not reached (the whole dataset builds in the tests).
+                None => return true,
             }
         }
         true
@@ -724,8 +469,15 @@ impl Classifier {
             if !p.need.may_match(user_agent.as_bytes()) {
                 continue;
             }
-            if let Some(family) = p.family(user_agent) {
-                return Some(family);
+            let compiled = p.compiled.get_or_init(|| {
+                ua_parser::user_agent::Builder::new()
+                    .push(copy_ua_parser(&p.parser))
+                    .ok()?
+                    .build()
+                    .ok()
+            });
+            if let Some(v) = compiled.as_ref().and_then(|e| e.extract(user_agent)) {
+                return Some(v.family.to_string());
             }
         }
         None
@@ -838,9 +590,6 @@ mod tests {
                     format!("{ua} bot"),
                     format!("crawler {ua}"),
                     format!("{ua} Silk/1"),
-                    // Not ASCII: `ua-parser`'s Unicode forms answer.
-                    format!("{ua} Größe"),
-                    format!("{ua} ä bot"),
                 ]
             })
             .collect();
@@ -851,8 +600,8 @@ mod tests {
         for ua in &uas {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
             assert_eq!(c.spider(ua), want, "{ua}");
-            if !c.leading_spiders.iter().any(|s| s.matches(ua))
-                && c.later_spiders.iter().any(|s| s.matches(ua))
+            if c.leading_spiders.extract(ua).is_none()
+                && c.later_spiders.iter().any(|(_, e)| e.extract(ua).is_some())
             {
                 lazy_needed += 1;
             }
@@ -863,7 +612,7 @@ mod tests {
         let earlier = c.earlier.get().unwrap();
         let compiled = earlier
             .iter()
-            .filter(|e| e.compiled.get().is_some() || e.ascii.get().is_some())
+            .filter(|e| e.compiled.get().is_some())
             .count();
         assert!(earlier.len() > 500, "{} earlier patterns", earlier.len());
         assert!(
@@ -881,71 +630,6 @@ mod tests {
         }
         text.push_str("]\n");
         std::fs::write(path, text).unwrap();
-    }
-
-    /// How a family and a device are named from a pattern's replacement, against
-    /// `ua-parser` on patterns made for each rule (blank, fixed, `$1` templates, a
-    /// template without a group, optional groups that do not take part).
-    #[test]
-    fn replacement_rules_are_those_of_ua_parser() {
-        let uas = [
-            "Foo/1.2 Spider",
-            "Foo/ Spider",
-            "Bar 7",
-            "Baz Spider x",
-            "nothing",
-        ];
-        let families: [(&str, Option<&str>); 7] = [
-            (r"(Foo)/(\d+)", None),
-            (r"(Foo)/(\d+)?", Some("$1 Mobile")),
-            (r"Foo/(\d+)?", Some("Fixed")),
-            (r"Bar (\d)", Some("")),
-            (r"Bar \d", None),
-            (r"Baz", Some("$1 x")),
-            (r"(Foo|Baz)?.*Spider", None),
-        ];
-        for (regex, family_replacement) in families {
-            let parser = || ua_parser::user_agent::Parser {
-                regex: regex.to_string().into(),
-                family_replacement: family_replacement.map(|r| r.to_string().into()),
-                ..Default::default()
-            };
-            let theirs = ua_parser::user_agent::Builder::new()
-                .push(parser())
-                .ok()
-                .and_then(|b| b.build().ok());
-            let ours = AsciiFamily::new(&parser());
-            assert_eq!(ours.is_some(), theirs.is_some(), "{regex}");
-            let (Some(ours), Some(theirs)) = (ours, theirs) else {
-                continue;
-            };
-            for ua in uas {
-                let want = theirs.extract(ua).map(|v| v.family.to_string());
-                assert_eq!(ours.family(ua.as_bytes()), want, "{regex} on {ua}");
-            }
-        }
-        let devices_: [(&str, Option<&str>); 7] = [
-            (r"(Spider)", None),
-            (r"Foo/(\d+)? (Spider)", Some("$2")),
-            (r"(Baz) (Spider)", Some(" $2 ")),
-            (r"Foo", Some("Spider")),
-            (r"Bar \d", Some("   ")),
-            (r"Bar (\d)", Some("$1$1")),
-            (r"Baz (Spider)", Some("$1x")),
-        ];
-        for (regex, device_replacement) in devices_ {
-            let parser = ua_parser::device::Parser {
-                regex: regex.to_string().into(),
-                device_replacement: device_replacement.map(|r| r.to_string().into()),
-                ..Default::default()
-            };
-            let ours = AsciiDevice::new(&parser).unwrap();
-            let theirs = devices([parser]).unwrap();
-            for ua in uas {
-                let want = theirs.extract(ua).map(|v| v.device == "Spider");
-                assert_eq!(ours.spider(ua.as_bytes()), want, "{regex} on {ua}");
-            }
-        }
     }
 
     /// The stored needs of the user-agent patterns are those of the vendored dataset
@@ -1007,27 +691,16 @@ mod tests {
             "",
             "-",
             "xyzzy",
-            // Not ASCII: `ua-parser`'s Unicode forms answer these.
-            "Mozilla/5.0 (Linux; Android 12; Redmi Note 11) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 YaBrowser/23.11 Mobile Safari/537.36 Größe",
-            "Opera/9.80 (Windows NT 6.1; U; ru) Presto/2.10.289 Version/12.02 Прокси",
-            "curl/8.5.0 é",
-            "Ünïcödé/1.0",
         ] {
             uas.push(ua.to_string());
         }
-        // Every sample User-Agent once more with a letter outside ASCII.
-        let wide: Vec<String> = uas.iter().map(|ua| format!("{ua} ä")).collect();
-        uas.extend(wide);
         uas.extend(extra_user_agents());
         for ua in &uas {
             let want = all.extract(ua).map(|v| v.family.to_string());
             assert_eq!(c.family(ua), want, "{ua}");
         }
         let pats = &c.families.patterns;
-        let compiled = pats
-            .iter()
-            .filter(|f| f.compiled.get().is_some() || f.ascii.get().is_some())
-            .count();
+        let compiled = pats.iter().filter(|f| f.compiled.get().is_some()).count();
         assert!(
             compiled * 2 < pats.len(),
             "{compiled} of {} compiled",
@@ -1095,5 +768,43 @@ mod tests {
             unbound_long_repetitions("a{0,100}b{1,300}c{1,20}"),
             "a*b+c{1,20}"
         );
+    }
+
+    /// `X{0,N}` → `X*`, `X{1,N}` → `X+` for N of three digits or more (outside
+    /// classes and escapes), as `ua-parser` documents its rewrite.
+    fn unbound_long_repetitions(re: &str) -> String {
+        let bytes = re.as_bytes();
+        let mut out = String::new();
+        let (mut i, mut escape, mut class) = (0, false, 0usize);
+        while i < bytes.len() {
+            let c = bytes[i];
+            if escape {
+                escape = false;
+            } else if c == b'\\' {
+                escape = true;
+            } else if c == b'[' {
+                class += 1;
+            } else if c == b']' && class > 0 {
+                class -= 1;
+            } else if c == b'{' && class == 0 && i > 0 {
+                let rest = &re[i + 1..];
+                if let Some(end) = rest.find('}') {
+                    let body = &rest[..end];
+                    if let Some((lo, hi)) = body.split_once(',') {
+                        if (lo == "0" || lo == "1")
+                            && hi.len() > 2
+                            && hi.bytes().all(|b| b.is_ascii_digit())
+                        {
+                            out.push(if lo == "0" { '*' } else { '+' });
+                            i += end + 2;
+                            continue;
+                        }
+                    }
+                }
+            }
+            out.push(c as char);
+            i += 1;
+        }
+        out
     }
 }
