@@ -281,18 +281,18 @@ impl WhatifAgg {
             order,
             tallies: smallvec::smallvec![(case, n)],
         };
-        self.first_seen(client, (ua, ua_hash, agent), entry);
+        self.first_seen(client, (ua, ua_hash, Some(agent)), entry);
     }
 
     /// Hold a new entry of (`addr`, User-Agent) exactly if it fits the budget, else
-    /// sketch it. The User-Agent comes with its [`crate::arena::key_hash`] and its place
-    /// in `agents` when known (`None`: looked up, and added if the entry is held). The
-    /// budget counts the entry as `address \0 user-agent` plus
-    /// [`WHATIF_ENTRY_BYTES`], as documented.
+    /// sketch it. The User-Agent comes with its [`crate::arena::key_hash`] and, when it
+    /// was looked up in `agents` already, what that found (`None`: not looked up yet);
+    /// it is added there if the entry is held and it is not. The budget counts the
+    /// entry as `address \0 user-agent` plus [`WHATIF_ENTRY_BYTES`], as documented.
     fn first_seen(
         &mut self,
         addr: &[u8],
-        (ua, ua_hash, agent): (&[u8], u64, Option<usize>),
+        (ua, ua_hash, agent): (&[u8], u64, Option<Option<usize>>),
         entry: Entry,
     ) {
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -301,7 +301,7 @@ impl WhatifAgg {
             .admit(addr.len() + 1 + ua.len() + WHATIF_ENTRY_BYTES)
         {
             let agent = agent
-                .or_else(|| self.agents.find_hashed(ua_hash, ua))
+                .unwrap_or_else(|| self.agents.find_hashed(ua_hash, ua))
                 .unwrap_or_else(|| self.agents.insert_new_hashed(ua_hash, ua, ()));
             let key = entry_key(&mut scratch, agent, addr);
             self.clients
@@ -428,7 +428,7 @@ impl WhatifAgg {
                 }
             }
             if fits {
-                self.first_seen(addr, (ua, ua_hash, ours), entry);
+                self.first_seen(addr, (ua, ua_hash, Some(ours)), entry);
             } else {
                 fresh.push((addr, theirs, entry));
             }
