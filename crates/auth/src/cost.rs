@@ -8,7 +8,12 @@
 //!    else the scheme is reported as not measured).
 //! 3. Take [`MeasureOptions::samples`] timings and keep the median. A timing is one
 //!    verification when one takes at least [`BATCH_SECONDS`]; cheaper schemes are
-//!    verified in a batch that long and the batch time divided by its size.
+//!    verified in a batch that long and the batch time divided by its size. A timing
+//!    is the measuring thread's **CPU time** (wall time only where the system has no
+//!    per-thread clock): the speed of one core of this machine, whatever else it runs
+//!    at that moment. Wall time made the figure depend on the load during the
+//!    analysis: with two busy processes on this two-core machine the same capture's
+//!    gaps were read as bcrypt cost 11 instead of 13, one run in five as 13.
 //!
 //! Expensive work factors are not run directly, to keep a whole file's measurement
 //! well under two seconds:
@@ -210,7 +215,7 @@ fn time_verification(scheme: Scheme, samples: usize) -> Option<Timing> {
     let hash = make_hash(scheme, &password)?;
     let check = || verify::verify(scheme, black_box(hash.as_bytes()), black_box(&password));
 
-    let start = Instant::now();
+    let start = Stopwatch::start();
     if check() != Verification::Match {
         return None;
     }
@@ -224,7 +229,7 @@ fn time_verification(scheme: Scheme, samples: usize) -> Option<Timing> {
 
     let mut per_verification: Vec<f64> = (0..samples.max(1))
         .map(|_| {
-            let start = Instant::now();
+            let start = Stopwatch::start();
             for _ in 0..batch {
                 black_box(check());
             }
@@ -237,6 +242,30 @@ fn time_verification(scheme: Scheme, samples: usize) -> Option<Timing> {
         min: *per_verification.first()?,
         max: *per_verification.last()?,
     })
+}
+
+/// The calling thread's CPU time since it started, or wall time where the system
+/// has no per-thread CPU clock.
+#[derive(Debug)]
+struct Stopwatch {
+    cpu: Option<cpu_time::ThreadTime>,
+    wall: Instant,
+}
+
+impl Stopwatch {
+    fn start() -> Stopwatch {
+        Stopwatch {
+            cpu: cpu_time::ThreadTime::try_now().ok(),
+            wall: Instant::now(),
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        match self.cpu.as_ref().map(cpu_time::ThreadTime::try_elapsed) {
+            Some(Ok(d)) => d,
+            _ => self.wall.elapsed(),
+        }
+    }
 }
 
 fn duration_per(elapsed: Duration, count: usize) -> f64 {
@@ -297,6 +326,26 @@ fn random_password() -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A timing counts the thread's time on a CPU: time spent off it (here asleep; on
+    /// a loaded machine, waiting for a core) is not the scheme's cost.
+    #[test]
+    fn a_timing_leaves_out_time_off_the_cpu() {
+        let s = Stopwatch::start();
+        std::thread::sleep(Duration::from_millis(200));
+        let off = s.elapsed();
+        assert!(
+            off < Duration::from_millis(100),
+            "{off:?} counted while asleep"
+        );
+        // Work does count.
+        let s = Stopwatch::start();
+        let mut x = 0u64;
+        while s.elapsed() < Duration::from_millis(5) {
+            x = black_box(x.wrapping_add(1));
+        }
+        assert!(x > 0);
+    }
 
     #[test]
     fn every_implemented_scheme_verifies_its_own_hash_and_rejects_another() {
