@@ -377,7 +377,8 @@ pub struct GapsArgs {
 
     /// Seconds one bcrypt cost-8 verification takes where the trace was made: the
     /// speed an auth gap's duration is compared with when the trace does not show the
-    /// verified entry (default: measured on this machine at each run).
+    /// verified entry (default: measured on this machine at each run, as one core's
+    /// CPU time, so that a busy machine does not read as a slow one).
     #[arg(long, value_name = "SECONDS")]
     pub bcrypt_speed: Option<f64>,
 
@@ -437,7 +438,7 @@ pub struct AuthArgs {
 
     /// Seconds one bcrypt cost-8 verification takes on the server: the speed the gaps
     /// of users without a measured htpasswd entry are compared with (default: measured
-    /// on this machine).
+    /// on this machine, as one core's CPU time).
     #[arg(long, value_name = "SECONDS")]
     pub bcrypt_speed: Option<f64>,
 
