@@ -109,7 +109,9 @@ impl<'a> LineLoop<'a> {
         for (i, line) in block.lines().enumerate() {
             let result = if fragment_end == Some(line.as_ptr() as usize + line.len()) {
                 Err(Reason::Truncated)
-            } else if too_long.next_if_eq(&(i as u64)).is_some() {
+            } else if too_long.next_if_eq(&(i as u64)).is_some() || line.len() > block.max_line {
+                // Cut by the reader or not (a long line read whole within a block): the
+                // same line is too long however the input was cut.
                 Err(Reason::TooLong)
             } else {
                 parser.parse(line, &mut rec)
@@ -129,7 +131,8 @@ impl<'a> LineLoop<'a> {
                         part.bad.push(BadLine {
                             rel_line: i as u64,
                             reason,
-                            bytes: line.to_vec(),
+                            // A too-long line is kept to the cap, as the reader cuts it.
+                            bytes: line.get(..block.max_line).unwrap_or(line).to_vec(),
                         });
                     }
                 }

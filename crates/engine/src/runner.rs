@@ -35,6 +35,9 @@ pub struct Block {
     /// Input bytes the block stands for beyond its data (skipped ends of too-long
     /// lines), so that byte offsets (`--state`) stay those of the input.
     pub skipped: u64,
+    /// The line cap: a line longer than this is `too_long` wherever the block was cut
+    /// (lines cut at the cap by the reader are listed in `too_long`).
+    pub max_line: usize,
 }
 
 impl Block {
@@ -469,6 +472,7 @@ fn read_blocks(
                         line_base,
                         too_long,
                         skipped,
+                        max_line,
                     })
                     .is_err()
                 {
@@ -543,6 +547,7 @@ mod tests {
             cut_tail: false,
             too_long: Vec::new(),
             skipped: 0,
+            max_line: 8,
         };
         assert_eq!(b(b"a\nb\n").lines().count(), 2);
         assert_eq!(b(b"a\nb").lines().count(), 2);

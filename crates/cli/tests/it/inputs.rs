@@ -463,3 +463,58 @@ fn line_longer_than_a_block_is_one_line() {
     assert_eq!(lines, [1, 2, 3, 4, 5, 6]);
     assert_eq!(rows[3]["user_agent"].as_str().unwrap().len(), 9 << 20);
 }
+
+/// The line cap holds for every line, however the input reaches the blocks: a 2 MiB
+/// line read whole inside one block of a file was once parsed as a good line, while the
+/// same bytes piped (read in small pieces) were `too_long`. File, pipe and gzip agree,
+/// with any number of workers, and `--invalid-lines` keeps the line's first bytes up to
+/// the cap.
+#[test]
+fn the_line_cap_holds_however_the_input_is_read() {
+    let dir = util::tempdir();
+    let short = util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256") + "\n";
+    let long = short.replace("Mozilla/5.0 (test)", &"U".repeat(2 << 20));
+    let log = [short.repeat(3), long, short.repeat(2)].concat();
+    let f = write(dir.path(), "long.log", log.as_bytes());
+    util::run_tool("gzip", &["-k", path_str(&f)]);
+    let gz = dir.path().join("long.log.gz");
+    for j in ["1", "2", "3"] {
+        for (what, input) in [("file", path_str(&f)), ("gzip", path_str(&gz))] {
+            let rejects = dir.path().join(format!("rejects-{what}-{j}.txt"));
+            let (v, o) = tls_json(&[
+                "-j",
+                j,
+                "--log-format",
+                "combinedssl",
+                "--invalid-lines",
+                path_str(&rejects),
+                input,
+            ]);
+            assert_code(&o, 0);
+            assert_eq!(v["lines"]["total"], 6, "{what} -j{j}");
+            assert_eq!(
+                v["lines"]["malformed_by_reason"]["too_long"], 1,
+                "{what} -j{j}"
+            );
+            assert_eq!(v["total"], 5, "{what} -j{j}");
+            let kept = std::fs::read(&rejects).unwrap();
+            let head = format!("{input}\t4\ttoo_long\t");
+            assert!(kept.starts_with(head.as_bytes()), "{what} -j{j}");
+            assert_eq!(kept.len(), head.len() + (1 << 20) + 1, "{what} -j{j}");
+        }
+        let o = tlsgap()
+            .args(["tls", "--format", "json", "-q", "-j", j])
+            .args(["--log-format", "combinedssl", "-"])
+            .pipe_stdin(&f)
+            .unwrap()
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let v = util::json(&o);
+        assert_eq!(
+            v["lines"]["malformed_by_reason"]["too_long"], 1,
+            "stdin -j{j}"
+        );
+        assert_eq!(v["total"], 5, "stdin -j{j}");
+    }
+}
