@@ -150,7 +150,9 @@ pub struct InputArgs {
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores). Plain files are read by the workers
+    /// themselves, so `-j 1` keeps to one core; a pipe or a compressed input adds one
+    /// thread that reads (and decompresses) it.
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
 

@@ -67,6 +67,9 @@ pub struct Input {
     /// An error met while peeking, returned once the peeked bytes are consumed.
     pending_error: Option<io::Error>,
     reader: Box<dyn Read + Send>,
+    /// A plain regular file and the offset reading starts at: workers can then read
+    /// their own ranges of it ([`Input::take_plain`]).
+    plain: Option<(File, u64)>,
 }
 
 impl std::fmt::Debug for Input {
@@ -81,12 +84,17 @@ impl std::fmt::Debug for Input {
 impl Input {
     /// Open `name` (`-` is stdin).
     pub fn open(name: &Path) -> io::Result<Input> {
+        let mut regular = None;
         let raw: Box<dyn Read + Send> = if name.as_os_str() == "-" {
             Box::new(io::stdin())
         } else {
             let file = File::open(name)?;
-            if file.metadata()?.is_dir() {
+            let meta = file.metadata()?;
+            if meta.is_dir() {
                 return Err(io::Error::other("is a directory"));
+            }
+            if meta.is_file() {
+                regular = file.try_clone().ok();
             }
             Box::new(file)
         };
@@ -108,6 +116,9 @@ impl Input {
             head_pos: 0,
             pending_error: None,
             reader,
+            plain: regular
+                .filter(|_| compression == Compression::None)
+                .map(|f| (f, 0)),
         })
     }
 
@@ -126,7 +137,8 @@ impl Input {
             ));
         }
         let mut file = File::open(name)?;
-        if file.metadata()?.is_dir() {
+        let meta = file.metadata()?;
+        if meta.is_dir() {
             return Err(io::Error::other("is a directory"));
         }
         let mut magic = Vec::with_capacity(4);
@@ -134,7 +146,11 @@ impl Input {
         let compression = Compression::sniff(&magic);
         // Sniff and decode from the same open file, so that a rotation between the two
         // cannot mix two files.
+        let mut plain = None;
         let reader: Box<dyn Read + Send> = if compression == Compression::None {
+            if meta.is_file() {
+                plain = file.try_clone().ok().map(|f| (f, offset));
+            }
             file.seek(SeekFrom::Start(offset))?;
             Box::new(BufReader::with_capacity(1 << 16, file))
         } else {
@@ -154,11 +170,19 @@ impl Input {
             head_pos: 0,
             pending_error: None,
             reader,
+            plain,
         };
         if compression != Compression::None {
             io::copy(&mut (&mut input).take(offset), &mut io::sink())?;
         }
         Ok(input)
+    }
+
+    /// The file and the offset reading starts at, when the input is a plain
+    /// (uncompressed) regular file: positioned reads of it then need no reader.
+    /// Taking it leaves the input readable as before.
+    pub fn take_plain(&mut self) -> Option<(File, u64)> {
+        self.plain.take()
     }
 
     /// Up to `n` first bytes (decompressed), without consuming them.

@@ -174,7 +174,8 @@ impl Notes {
     }
 }
 
-/// Progress of a run, for a front end's progress bar. Called from the reader thread.
+/// Progress of a run, for a front end's progress bar. Called from the reader thread and,
+/// for plain files, from the workers that read their own ranges.
 pub trait Progress: Send + Sync {
     /// The run starts; `total_bytes` when every input is a plain file of known size.
     fn start(&self, total_bytes: Option<u64>);

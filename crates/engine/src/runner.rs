@@ -2,9 +2,18 @@
 //! N workers turn blocks into partial results, and the calling thread receives the
 //! partials in input order (so ordered merges such as "first request wins" and row
 //! outputs stay exact).
+//!
+//! A plain regular file is not copied by the reader: it hands out byte ranges, and
+//! each worker reads its range with positioned reads (`pread`) and owns the lines that
+//! start in it. Then no thread spends its time copying for the others, `-j 1` is one
+//! busy thread, and the workers scale past what one reader could feed them. Pipes,
+//! compressed inputs and jobs that need line numbers while they run go through the
+//! reader.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -49,6 +58,31 @@ impl Block {
             done: data.is_empty(),
         }
     }
+}
+
+/// What a worker is handed: lines the reader cut, or a range to read itself.
+#[derive(Debug)]
+enum Task {
+    Data(Block),
+    Range(Range),
+}
+
+/// A byte range of a plain file: its block is the lines that *start* in `from..to`
+/// (the line running over `to` is read to its end; a line running into `from` is the
+/// previous range's).
+#[derive(Debug)]
+struct Range {
+    seq: u64,
+    input: usize,
+    file: Arc<File>,
+    /// Where reading the input starts (a line start).
+    start: u64,
+    from: u64,
+    to: u64,
+    /// The end of the input: the file's size when the reader reached it.
+    end: u64,
+    /// Keep a final line without a newline out ([`Source::hold_tail`]).
+    hold_tail: bool,
 }
 
 /// Iterator over the lines of a block (memchr, not byte by byte).
@@ -172,6 +206,35 @@ pub fn run<J: Job>(
     progress: Option<&dyn Progress>,
     max_line: usize,
     job: &J,
+    sink: impl FnMut(BlockMeta, J::Out) -> bool,
+) -> Vec<InputOutcome> {
+    let cut = Cutting {
+        block_size: BLOCK_SIZE,
+        max_line: max_line.max(1),
+        ranges: !job.needs_line_base(),
+    };
+    run_cut(sources, jobs, progress, cut, job, sink)
+}
+
+/// How inputs are cut into blocks.
+#[derive(Debug, Clone, Copy)]
+struct Cutting {
+    block_size: usize,
+    max_line: usize,
+    /// Let workers read plain files' ranges themselves.
+    ranges: bool,
+}
+
+/// What a worker hands back: the block's place, metadata, the job's result (none for
+/// a range that holds no line start) and a read error that ended the input in it.
+type Done<O> = (u64, BlockMeta, Option<O>, Option<String>);
+
+fn run_cut<J: Job>(
+    sources: Vec<Source>,
+    jobs: usize,
+    progress: Option<&dyn Progress>,
+    cut: Cutting,
+    job: &J,
     mut sink: impl FnMut(BlockMeta, J::Out) -> bool,
 ) -> Vec<InputOutcome> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -186,11 +249,11 @@ pub fn run<J: Job>(
     ));
     let first_lines: Vec<u64> = sources.iter().map(|s| s.first_line).collect();
     let workers = jobs.max(1);
-    let (block_tx, block_rx) = mpsc::sync_channel::<Block>(workers * 2);
-    let block_rx = Arc::new(Mutex::new(block_rx));
+    let (task_tx, task_rx) = mpsc::sync_channel::<Task>(workers * 2);
+    let task_rx = Arc::new(Mutex::new(task_rx));
     // Bounded too, so that a slow writer (Parquet compression on this thread) holds the
     // workers back instead of letting finished blocks pile up in memory.
-    let (out_tx, out_rx) = mpsc::sync_channel::<(u64, BlockMeta, J::Out)>(workers * 2);
+    let (out_tx, out_rx) = mpsc::sync_channel::<Done<J::Out>>(workers * 2);
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     let count = job.needs_line_base();
     std::thread::scope(|s| {
@@ -199,25 +262,28 @@ pub fn run<J: Job>(
             let outcomes = Arc::clone(&outcomes);
             s.spawn(move || {
                 read_blocks(
-                    sources, block_tx, recycle_rx, &stop, &outcomes, count, progress, max_line,
+                    sources, task_tx, recycle_rx, &stop, &outcomes, count, progress, cut,
                 );
             });
         }
         for _ in 0..workers {
-            let rx = Arc::clone(&block_rx);
+            let rx = Arc::clone(&task_rx);
             let tx = out_tx.clone();
             let recycle = recycle_tx.clone();
-            s.spawn(move || work(job, &rx, &tx, &recycle));
+            s.spawn(move || work(job, &rx, &tx, &recycle, progress, cut.max_line));
         }
         drop(recycle_tx);
         drop(out_tx);
-        let (lines, bytes) = deliver(&out_rx, &stop, &first_lines, &mut sink);
+        let delivered = deliver(&out_rx, &stop, &first_lines, &mut sink);
         if let Ok(mut o) = outcomes.lock() {
-            for ((o, n), first) in o.iter_mut().zip(lines).zip(&first_lines) {
-                o.lines = n.saturating_sub(*first);
-            }
-            for (o, b) in o.iter_mut().zip(bytes) {
-                o.bytes = b;
+            for (i, o) in o.iter_mut().enumerate() {
+                let first = first_lines.get(i).copied().unwrap_or(0);
+                let lines = delivered.lines.get(i).copied().unwrap_or(first);
+                o.lines = lines.saturating_sub(first);
+                o.bytes = delivered.bytes.get(i).copied().unwrap_or(0);
+                if o.error.is_none() {
+                    o.error = delivered.errors.get(i).cloned().flatten();
+                }
             }
         }
     });
@@ -226,18 +292,33 @@ pub fn run<J: Job>(
 
 fn work<J: Job>(
     job: &J,
-    rx: &Mutex<Receiver<Block>>,
-    tx: &SyncSender<(u64, BlockMeta, J::Out)>,
+    rx: &Mutex<Receiver<Task>>,
+    tx: &SyncSender<Done<J::Out>>,
     recycle: &mpsc::Sender<Vec<u8>>,
+    progress: Option<&dyn Progress>,
+    max_line: usize,
 ) {
+    // The buffer this worker reads its ranges into, reused from block to block.
+    let mut own: Vec<u8> = Vec::new();
     loop {
-        let block = match rx.lock() {
+        let task = match rx.lock() {
             Ok(guard) => guard.recv(),
             Err(_) => return,
         };
-        let Ok(block) = block else { return };
-        let out = job.run(&block);
-        let lines = match job.lines_of(&out) {
+        let Ok(task) = task else { return };
+        let (block, error, mine) = match task {
+            Task::Data(block) => (block, None, false),
+            Task::Range(range) => {
+                let (block, error) = read_range(&range, std::mem::take(&mut own), max_line);
+                if let Some(p) = progress {
+                    p.advance(range.to - range.from);
+                }
+                (block, error, true)
+            }
+        };
+        let empty = block.data.is_empty();
+        let out = (!empty).then(|| job.run(&block));
+        let lines = match out.as_ref().and_then(|o| job.lines_of(o)) {
             Some(n) => {
                 debug_assert_eq!(n, count_lines(&block.data), "a job miscounted its lines");
                 n
@@ -250,45 +331,66 @@ fn work<J: Job>(
             line_base: block.line_base.unwrap_or(0),
             bytes: block.data.len() as u64 + block.skipped,
         };
-        // The reader may be gone already; then the buffer is simply dropped.
-        let _ = recycle.send(block.data);
-        if tx.send((block.seq, meta, out)).is_err() {
+        if mine {
+            own = block.data;
+        } else {
+            // The reader may be gone already; then the buffer is simply dropped.
+            let _ = recycle.send(block.data);
+        }
+        if tx.send((block.seq, meta, out, error)).is_err() {
             return;
         }
     }
 }
 
+/// Per input, what was delivered: the line number after its last block, its bytes,
+/// and the read error that ended it early.
+struct Delivered {
+    lines: Vec<u64>,
+    bytes: Vec<u64>,
+    errors: Vec<Option<String>>,
+}
+
 fn deliver<O>(
-    rx: &Receiver<(u64, BlockMeta, O)>,
+    rx: &Receiver<Done<O>>,
     stop: &AtomicBool,
     first_lines: &[u64],
     sink: &mut impl FnMut(BlockMeta, O) -> bool,
-) -> (Vec<u64>, Vec<u64>) {
+) -> Delivered {
     let mut next = 0u64;
-    let mut pending: BTreeMap<u64, (BlockMeta, O)> = BTreeMap::new();
+    let mut pending: BTreeMap<u64, (BlockMeta, Option<O>, Option<String>)> = BTreeMap::new();
     // Per input, the line number (0-based) its next block starts at.
     let mut bases: Vec<u64> = first_lines.to_vec();
-    let mut bytes: Vec<u64> = Vec::new();
-    for (seq, meta, out) in rx {
+    let mut bytes: Vec<u64> = vec![0; first_lines.len()];
+    let mut errors: Vec<Option<String>> = vec![None; first_lines.len()];
+    for (seq, meta, out, error) in rx {
         if stop.load(Ordering::Relaxed) {
             continue;
         }
-        pending.insert(seq, (meta, out));
-        while let Some((mut meta, out)) = pending.remove(&next) {
+        pending.insert(seq, (meta, out, error));
+        while let Some((mut meta, out, error)) = pending.remove(&next) {
             next += 1;
-            if bases.len() <= meta.input {
-                bases.resize(meta.input + 1, 0);
+            let i = meta.input;
+            if bases.len() <= i {
+                bases.resize(i + 1, 0);
+                bytes.resize(i + 1, 0);
+                errors.resize(i + 1, None);
             }
-            if let Some(base) = bases.get_mut(meta.input) {
+            // An input ends at its first read error: ranges after it are not its lines.
+            if errors.get(i).is_some_and(Option::is_some) {
+                continue;
+            }
+            if let Some(e) = errors.get_mut(i) {
+                *e = error;
+            }
+            if let Some(base) = bases.get_mut(i) {
                 meta.line_base = *base;
                 *base += meta.lines;
             }
-            if bytes.len() <= meta.input {
-                bytes.resize(meta.input + 1, 0);
-            }
-            if let Some(b) = bytes.get_mut(meta.input) {
+            if let Some(b) = bytes.get_mut(i) {
                 *b += meta.bytes;
             }
+            let Some(out) = out else { continue };
             if !sink(meta, out) {
                 stop.store(true, Ordering::Relaxed);
                 pending.clear();
@@ -296,7 +398,11 @@ fn deliver<O>(
             }
         }
     }
-    (bases, bytes)
+    Delivered {
+        lines: bases,
+        bytes,
+        errors,
+    }
 }
 
 /// Cut an input into blocks and send them; a line longer than `max_line` keeps its
@@ -304,16 +410,16 @@ fn deliver<O>(
 #[allow(clippy::too_many_arguments)]
 fn read_blocks(
     sources: Vec<Source>,
-    tx: SyncSender<Block>,
+    tx: SyncSender<Task>,
     recycled: Receiver<Vec<u8>>,
     stop: &AtomicBool,
     outcomes: &Mutex<Vec<InputOutcome>>,
     count: bool,
     progress: Option<&dyn Progress>,
-    max_line: usize,
+    cut: Cutting,
 ) {
     let mut seq = 0u64;
-    let max_line = max_line.max(1);
+    let max_line = cut.max_line;
     let set = |i: usize, f: &dyn Fn(&mut InputOutcome)| {
         if let Ok(mut o) = outcomes.lock() {
             if let Some(o) = o.get_mut(i) {
@@ -337,6 +443,40 @@ fn read_blocks(
             }
         };
         set(idx, &|o| o.opened = true);
+        if let Some((file, start)) = input.take_plain().filter(|_| cut.ranges) {
+            let end = match file.metadata() {
+                Ok(m) => m.len(),
+                Err(e) => {
+                    let msg = format!("cannot read: {e}");
+                    set(idx, &|o| o.error = Some(msg.clone()));
+                    continue;
+                }
+            };
+            let file = Arc::new(file);
+            let mut from = start;
+            while from < end {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let to = from.saturating_add(cut.block_size as u64).min(end);
+                let range = Range {
+                    seq,
+                    input: idx,
+                    file: Arc::clone(&file),
+                    start,
+                    from,
+                    to,
+                    end,
+                    hold_tail: source.hold_tail,
+                };
+                if tx.send(Task::Range(range)).is_err() {
+                    return;
+                }
+                seq += 1;
+                from = to;
+            }
+            continue;
+        }
         let mut carry: Vec<u8> = Vec::new();
         let mut base = source.first_line;
         let mut bytes = 0u64;
@@ -360,7 +500,7 @@ fn read_blocks(
             let mut too_long: Vec<u64> = Vec::new();
             // Input bytes left out of the block (the skipped ends of too-long lines).
             let mut skipped = 0u64;
-            let mut target = BLOCK_SIZE.max(filled * 2);
+            let mut target = cut.block_size.max(filled * 2);
             // Where the line being read starts in `buf`.
             let mut line_start = buf
                 .get(..filled)
@@ -464,7 +604,7 @@ fn read_blocks(
                     base += count_lines(&buf);
                 }
                 if tx
-                    .send(Block {
+                    .send(Task::Data(Block {
                         seq,
                         input: idx,
                         cut_tail: damaged && !buf.ends_with(b"\n"),
@@ -473,7 +613,7 @@ fn read_blocks(
                         too_long,
                         skipped,
                         max_line,
-                    })
+                    }))
                     .is_err()
                 {
                     return;
@@ -485,6 +625,169 @@ fn read_blocks(
             }
         }
     }
+}
+
+/// Pieces read while looking for a line's end outside a range.
+const PIECE: usize = 1 << 16;
+
+/// Positioned read filling `buf` from `at`: stops early at the file's end (a file
+/// truncated meanwhile reads short, which is its end) or at an error.
+fn pread(file: &File, buf: &mut [u8], at: u64) -> (usize, Option<std::io::Error>) {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(buf.get_mut(got..).unwrap_or(&mut []), at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (got, Some(e)),
+        }
+    }
+    (got, None)
+}
+
+/// Where the first line starting in `r.from..r.to` starts (a line starts after a
+/// newline), `Ok(None)` when none does (or the input ends first), or the offset and
+/// error where reading failed.
+fn first_line_start(r: &Range) -> Result<Option<u64>, (u64, std::io::Error)> {
+    if r.from == r.start {
+        return Ok(Some(r.from));
+    }
+    // A newline at `q` in `from - 1 .. to - 1` starts a line at `q + 1` in the range.
+    let mut at = r.from - 1;
+    let mut piece = vec![0u8; 4096];
+    while at < r.to - 1 {
+        let want = ((r.to - 1 - at) as usize).min(piece.len());
+        let (n, err) = pread(&r.file, piece.get_mut(..want).unwrap_or(&mut []), at);
+        if let Some(k) = piece.get(..n).and_then(|p| memchr::memchr(b'\n', p)) {
+            return Ok(Some(at + k as u64 + 1));
+        }
+        at += n as u64;
+        if let Some(e) = err {
+            return Err((at, e));
+        }
+        if n < want {
+            return Ok(None);
+        }
+        if piece.len() < PIECE {
+            piece.resize(PIECE, 0);
+        }
+    }
+    Ok(None)
+}
+
+/// Read the block of a range into `buf` (a worker's own buffer): the lines that start
+/// in the range, the last one read to its newline past the range's end, a line longer
+/// than `max_line` kept to its first `max_line` bytes. Returns the block and the read
+/// error that ended the input in it.
+fn read_range(r: &Range, mut buf: Vec<u8>, max_line: usize) -> (Block, Option<String>) {
+    let fail = |at: u64, e: &std::io::Error| {
+        format!("read error after {} bytes: {e}", at.saturating_sub(r.start))
+    };
+    let mut block = Block {
+        seq: r.seq,
+        input: r.input,
+        data: Vec::new(),
+        line_base: None,
+        cut_tail: false,
+        too_long: Vec::new(),
+        skipped: 0,
+        max_line,
+    };
+    let first = match first_line_start(r) {
+        Ok(Some(first)) => first,
+        Ok(None) => return (block, None),
+        Err((at, e)) => return (block, Some(fail(at, &e))),
+    };
+    let len = usize::try_from(r.to - first).unwrap_or(usize::MAX);
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+    let (got, err) = pread(&r.file, buf.get_mut(..len).unwrap_or(&mut []), first);
+    let mut filled = got;
+    let mut pos = first + got as u64;
+    let mut error = err.map(|e| fail(pos, &e));
+    // The input ended inside the block (its end, or a file truncated meanwhile).
+    let mut at_end = got < len;
+    if error.is_none() && !at_end && !buf.get(..filled).unwrap_or(&[]).ends_with(b"\n") {
+        // The last line runs over the range's end: read on to its newline.
+        let line_start = buf
+            .get(..filled)
+            .and_then(|b| memchr::memrchr(b'\n', b))
+            .map_or(0, |p| p + 1);
+        loop {
+            if filled - line_start > max_line {
+                block
+                    .too_long
+                    .push(count_lines(buf.get(..line_start).unwrap_or(&[])));
+                let mut dropped = (filled - line_start - max_line) as u64;
+                filled = line_start + max_line;
+                if let Some(b) = buf.get_mut(filled) {
+                    *b = b'\n';
+                }
+                filled += 1;
+                let mut piece = vec![0u8; PIECE];
+                while pos < r.end {
+                    let want = ((r.end - pos) as usize).min(PIECE);
+                    let (n, err) = pread(&r.file, piece.get_mut(..want).unwrap_or(&mut []), pos);
+                    if let Some(k) = piece.get(..n).and_then(|p| memchr::memchr(b'\n', p)) {
+                        dropped += k as u64 + 1;
+                        break;
+                    }
+                    dropped += n as u64;
+                    pos += n as u64;
+                    if let Some(e) = err {
+                        error = Some(fail(pos, &e));
+                        break;
+                    }
+                    if n < want {
+                        break;
+                    }
+                }
+                // The block has the head and a newline; the input had the head and
+                // `dropped` bytes (a newline last, unless the input ended first).
+                block.skipped = dropped.saturating_sub(1);
+                break;
+            }
+            if pos >= r.end {
+                at_end = true;
+                break;
+            }
+            let want = ((r.end - pos) as usize).min(PIECE);
+            if buf.len() < filled + want {
+                buf.resize(filled + want, 0);
+            }
+            let (n, err) = pread(
+                &r.file,
+                buf.get_mut(filled..filled + want).unwrap_or(&mut []),
+                pos,
+            );
+            if let Some(k) = buf
+                .get(filled..filled + n)
+                .and_then(|p| memchr::memchr(b'\n', p))
+            {
+                filled += k + 1;
+                break;
+            }
+            filled += n;
+            pos += n as u64;
+            if let Some(e) = err {
+                error = Some(fail(pos, &e));
+                break;
+            }
+            if n < want {
+                at_end = true;
+                break;
+            }
+        }
+    }
+    buf.truncate(filled);
+    if at_end && error.is_none() && r.hold_tail && !buf.ends_with(b"\n") {
+        // A live log's last line, still being written: the next run reads it.
+        buf.truncate(memchr::memrchr(b'\n', &buf).map_or(0, |p| p + 1));
+    }
+    block.cut_tail = error.is_some() && !buf.ends_with(b"\n");
+    block.data = buf;
+    (block, error)
 }
 
 /// How skipping the rest of a too-long line ended.
@@ -555,5 +858,148 @@ mod tests {
         assert_eq!(b(b"\n").lines().collect::<Vec<_>>(), vec![&b""[..]]);
         assert_eq!(count_lines(b"a\nb"), 2);
         assert_eq!(count_lines(b"a\n\n"), 2);
+    }
+
+    /// Collects every line of a block as the line loop sees it: its bytes (to the cap)
+    /// and whether it is too long.
+    struct Collect;
+
+    impl Job for Collect {
+        type Out = Vec<(Vec<u8>, bool)>;
+        fn run(&self, b: &Block) -> Self::Out {
+            let mut listed = b.too_long.iter().copied().peekable();
+            b.lines()
+                .enumerate()
+                .map(|(i, l)| {
+                    let long = listed.next_if_eq(&(i as u64)).is_some() || l.len() > b.max_line;
+                    (l.get(..b.max_line).unwrap_or(l).to_vec(), long)
+                })
+                .collect()
+        }
+    }
+
+    /// The lines of `data` read from `start` as they must come out whatever the cut.
+    fn expected(data: &[u8], max_line: usize, hold: bool) -> (Vec<(Vec<u8>, bool)>, u64) {
+        let mut pieces: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+        let open = pieces.pop().unwrap_or(&[]);
+        let mut bytes = data.len() as u64;
+        if !open.is_empty() {
+            if hold && open.len() <= max_line {
+                bytes -= open.len() as u64;
+            } else {
+                pieces.push(open);
+            }
+        }
+        let lines = pieces
+            .into_iter()
+            .map(|l| (l.get(..max_line).unwrap_or(l).to_vec(), l.len() > max_line))
+            .collect();
+        (lines, bytes)
+    }
+
+    fn run_file(
+        path: &std::path::Path,
+        start: u64,
+        hold: bool,
+        cut: Cutting,
+        jobs: usize,
+    ) -> (Vec<(Vec<u8>, bool)>, InputOutcome) {
+        let source = Source {
+            name: "t".into(),
+            opening: Opening::Later {
+                path: path.to_path_buf(),
+                start,
+            },
+            hold_tail: hold,
+            first_line: 0,
+        };
+        let mut got = Vec::new();
+        let outcomes = run_cut(vec![source], jobs, None, cut, &Collect, |_, lines| {
+            got.extend(lines);
+            true
+        });
+        (got, outcomes.into_iter().next().unwrap_or_default())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Workers reading their own ranges give the reader's lines, too-long flags,
+        /// line and byte counts, for any block size, line cap, start and tail.
+        #[test]
+        fn ranges_give_the_lines_the_reader_gives(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    3 => proptest::collection::vec(b'a'..=b'e', 0..12),
+                    1 => proptest::collection::vec(b'a'..=b'e', 12..90),
+                ],
+                0..40,
+            ),
+            last_newline in proptest::bool::ANY,
+            skip in 0usize..5,
+            block_size in proptest::sample::select(vec![1usize, 2, 3, 7, 16, 64, 1000]),
+            max_line in proptest::sample::select(vec![1usize, 4, 17, 50, 1000]),
+            hold in proptest::bool::ANY,
+            jobs in 1usize..4,
+        ) {
+            let mut data = lines.join(&b'\n');
+            if last_newline && !lines.is_empty() {
+                data.push(b'\n');
+            }
+            // `--state` starts at a line start: after the first `skip` lines.
+            let start = data
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(|(i, _)| i as u64 + 1)
+                .take(skip)
+                .last()
+                .unwrap_or(0);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("log");
+            std::fs::write(&path, &data).unwrap();
+            let (want, bytes) = expected(data.get(start as usize..).unwrap_or(&[]), max_line, hold);
+            for ranges in [false, true] {
+                let cut = Cutting { block_size, max_line, ranges };
+                let (got, outcome) = run_file(&path, start, hold, cut, jobs);
+                proptest::prop_assert_eq!(&got, &want, "ranges {}", ranges);
+                proptest::prop_assert_eq!(outcome.lines, want.len() as u64, "ranges {}", ranges);
+                proptest::prop_assert_eq!(outcome.bytes, bytes, "ranges {}", ranges);
+                proptest::prop_assert!(outcome.error.is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_shorter_than_when_it_was_reached_ends_where_it_ends() {
+        // Truncated (logrotate's copytruncate) after the reader took its size.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, b"one\ntwo\nthr").unwrap();
+        let range = |hold_tail| Range {
+            seq: 0,
+            input: 0,
+            file: Arc::new(File::open(&path).unwrap()),
+            start: 0,
+            from: 0,
+            to: 64,
+            end: 64,
+            hold_tail,
+        };
+        let (b, e) = read_range(&range(false), Vec::new(), 100);
+        assert!(e.is_none());
+        assert_eq!(b.data, b"one\ntwo\nthr");
+        let (b, _) = read_range(&range(true), Vec::new(), 100);
+        assert_eq!(b.data, b"one\ntwo\n");
+        // A range past the end holds nothing.
+        let (b, e) = read_range(
+            &Range {
+                from: 20,
+                to: 40,
+                ..range(false)
+            },
+            Vec::new(),
+            100,
+        );
+        assert!(e.is_none() && b.data.is_empty());
     }
 }
