@@ -613,7 +613,10 @@ fn configuration_errors() {
 /// Every vendored guideline file is compiled in and every profile it names builds.
 #[test]
 fn every_vendored_mozilla_guideline_is_usable() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mozilla");
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("data/mozilla");
     let names = tlsgap_ciphers::policy::mozilla_profile_names();
     let mut files = 0;
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -531,8 +531,11 @@ mod tests {
     /// purpose).
     fn sample_user_agents() -> Vec<String> {
         use std::io::Read;
-        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../testdata/sample/combinedssl.log.gz");
+        let sample = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+        )
+        .join("../../testdata/sample/combinedssl.log.gz");
         let mut bytes = Vec::new();
         flate2::read::GzDecoder::new(std::fs::File::open(sample).unwrap())
             .read_to_end(&mut bytes)
@@ -644,8 +647,11 @@ mod tests {
                 .enumerate()
                 .map(|(i, p)| (i, p.regex.as_ref(), false)),
         );
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/uap-core/ua-needs.json");
+        let path = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+        )
+        .join("data/uap-core/ua-needs.json");
         if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
             write_needs(&path, &want);
         }
@@ -714,8 +720,11 @@ mod tests {
     fn stored_needs_are_those_of_the_dataset() {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
         let want = stored_needs(&regexes);
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("data/uap-core/device-needs.json");
+        let path = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+        )
+        .join("data/uap-core/device-needs.json");
         if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
             write_needs(&path, &want);
         }

@@ -11,7 +11,10 @@ use tlsgap_parser::strace::{
 };
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/strace/forms")
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("../../testdata/strace/forms")
 }
 
 fn read(name: &str) -> Vec<u8> {
