@@ -722,7 +722,7 @@ fn parse_openssl_v_codes(text: &str) -> BTreeSet<u32> {
 
 #[test]
 fn csv_is_up_to_date_with_its_sources() {
-    let root = std::path::PathBuf::from(
+    let root = PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
     )
     .join("../..");

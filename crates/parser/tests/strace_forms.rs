@@ -11,7 +11,7 @@ use tlsgap_parser::strace::{
 };
 
 fn dir() -> PathBuf {
-    std::path::PathBuf::from(
+    PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
     )
     .join("../../testdata/strace/forms")

@@ -22,7 +22,7 @@ pub fn tlsgap_path() -> PathBuf {
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    std::path::PathBuf::from(
+    PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
     )
     .join("../..")
