@@ -9,6 +9,18 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 
+/// Standard input when it is a regular file (`tlsgap tls < access.log`), with where
+/// its reading starts (its offset now, before anything reads it).
+fn stdin_file() -> Option<(File, u64)> {
+    use std::os::fd::AsFd;
+    let mut file = File::from(io::stdin().as_fd().try_clone_to_owned().ok()?);
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let at = file.stream_position().ok()?;
+    Some((file, at))
+}
+
 /// A path as text for messages and reports: as it is when it is UTF-8, else with
 /// each byte that is not as `\xHH` (file names are bytes on Unix; a Latin-1 name
 /// must be opened as it is and shown without loss).
@@ -86,6 +98,7 @@ impl Input {
     pub fn open(name: &Path) -> io::Result<Input> {
         let mut regular = None;
         let raw: Box<dyn Read + Send> = if name.as_os_str() == "-" {
+            regular = stdin_file();
             Box::new(io::stdin())
         } else {
             let file = File::open(name)?;
@@ -94,7 +107,7 @@ impl Input {
                 return Err(io::Error::other("is a directory"));
             }
             if meta.is_file() {
-                regular = file.try_clone().ok();
+                regular = file.try_clone().ok().map(|f| (f, 0));
             }
             Box::new(file)
         };
@@ -116,9 +129,7 @@ impl Input {
             head_pos: 0,
             pending_error: None,
             reader,
-            plain: regular
-                .filter(|_| compression == Compression::None)
-                .map(|f| (f, 0)),
+            plain: regular.filter(|_| compression == Compression::None),
         })
     }
 

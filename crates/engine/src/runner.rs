@@ -709,7 +709,10 @@ fn read_range(r: &Range, mut buf: Vec<u8>, max_line: usize) -> (Block, Option<St
     // The input ended inside the block (its end, or a file truncated meanwhile).
     let mut at_end = got < len;
     if error.is_none() && !at_end && !buf.get(..filled).unwrap_or(&[]).ends_with(b"\n") {
-        // The last line runs over the range's end: read on to its newline.
+        // The last line runs over the range's end: read on to its newline. The input's
+        // last line is read on past the size it had when reached (a live log's line
+        // being written), unless a held tail waits for the next run anyway.
+        let limit = if r.hold_tail { r.end } else { u64::MAX };
         let line_start = buf
             .get(..filled)
             .and_then(|b| memchr::memrchr(b'\n', b))
@@ -726,8 +729,8 @@ fn read_range(r: &Range, mut buf: Vec<u8>, max_line: usize) -> (Block, Option<St
                 }
                 filled += 1;
                 let mut piece = vec![0u8; PIECE];
-                while pos < r.end {
-                    let want = ((r.end - pos) as usize).min(PIECE);
+                while pos < limit {
+                    let want = usize::try_from(limit - pos).unwrap_or(PIECE).min(PIECE);
                     let (n, err) = pread(&r.file, piece.get_mut(..want).unwrap_or(&mut []), pos);
                     if let Some(k) = piece.get(..n).and_then(|p| memchr::memchr(b'\n', p)) {
                         dropped += k as u64 + 1;
@@ -748,11 +751,11 @@ fn read_range(r: &Range, mut buf: Vec<u8>, max_line: usize) -> (Block, Option<St
                 block.skipped = dropped.saturating_sub(1);
                 break;
             }
-            if pos >= r.end {
+            if pos >= limit {
                 at_end = true;
                 break;
             }
-            let want = ((r.end - pos) as usize).min(PIECE);
+            let want = usize::try_from(limit - pos).unwrap_or(PIECE).min(PIECE);
             if buf.len() < filled + want {
                 buf.resize(filled + want, 0);
             }
@@ -1001,5 +1004,28 @@ mod tests {
             100,
         );
         assert!(e.is_none() && b.data.is_empty());
+    }
+
+    #[test]
+    fn a_live_logs_last_line_is_read_to_its_newline_past_the_size_it_had() {
+        // The reader took the size while `three` was being written.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, b"one\ntwo\nthree\nfour\n").unwrap();
+        let range = |hold_tail| Range {
+            seq: 0,
+            input: 0,
+            file: Arc::new(File::open(&path).unwrap()),
+            start: 0,
+            from: 0,
+            to: 10,
+            end: 10,
+            hold_tail,
+        };
+        let (b, _) = read_range(&range(false), Vec::new(), 100);
+        assert_eq!(b.data, b"one\ntwo\nthree\n");
+        // `--state` holds it for the next run instead.
+        let (b, _) = read_range(&range(true), Vec::new(), 100);
+        assert_eq!(b.data, b"one\ntwo\n");
     }
 }

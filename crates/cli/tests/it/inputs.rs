@@ -518,3 +518,35 @@ fn the_line_cap_holds_however_the_input_is_read() {
         assert_eq!(v["total"], 5, "stdin -j{j}");
     }
 }
+
+/// Standard input redirected from a file (`tlsgap tls - < access.log`) is read by the
+/// workers like a named file, from where the shell left it: after a `read` took the
+/// first line, the rest is exactly the log without that line.
+#[test]
+fn stdin_redirected_from_a_file_is_read_from_where_it_stands() {
+    let dir = util::tempdir();
+    let log = util::sample_log();
+    let f = write(dir.path(), "access.log", &log);
+    let cut = log.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let rest = write(dir.path(), "rest.log", log.get(cut..).unwrap());
+    for j in ["1", "2"] {
+        let (want, o) = tls_json(&["-j", j, path_str(&rest)]);
+        assert_code(&o, 0);
+        assert_eq!(want["lines"]["total"], 78);
+        let script = format!(
+            "read -r first && exec \"$0\" tls --format json -q -j {j} -",
+            j = j
+        );
+        let o = std::process::Command::new("bash")
+            .args(["-c", &script, util::tlsgap_path().to_str().unwrap()])
+            .stdin(std::fs::File::open(&f).unwrap())
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        assert_eq!(
+            without_inputs(util::json(&o)),
+            without_inputs(want),
+            "-j{j}"
+        );
+    }
+}
