@@ -5,7 +5,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use polars::prelude::{BatchedWriter, DataFrame, ParquetWriter};
+use polars::prelude::{BatchedWriter, CompatLevel, DataFrame, ParquetWriter, PolarsResult};
+use polars_parquet::write::{CompressedPage, Encoding, ParquetType, WriteOptions};
 use tlsgap_agg::export::Source;
 use tlsgap_agg::frame::FrameBuilder;
 use tlsgap_agg::rows::CsvStyle;
@@ -64,18 +65,93 @@ struct ExportJob<'f> {
     /// With `--partition-by date`: the index of the `time` column, whose day (in the
     /// log's own offset) routes each row.
     partition_time: Option<usize>,
+    /// For one Parquet file: encodes and compresses each block's rows as a row group
+    /// in the worker; the writer only appends the pages.
+    encoder: Option<Encoder>,
+}
+
+/// Bytes per block for a Parquet file: one block is one row group, encoded by a
+/// worker (about 64k rows of a typical log line).
+const PARQUET_BLOCK_SIZE: usize = 16 << 20;
+
+/// A block's row groups, encoded and compressed: per group, each column's pages.
+type EncodedGroups = Vec<Vec<Vec<CompressedPage>>>;
+
+/// What a worker needs to encode row groups exactly as the file's writer would: its
+/// Parquet columns, encodings and options.
+struct Encoder {
+    fields: Vec<ParquetType>,
+    encodings: Vec<Vec<Encoding>>,
+    options: WriteOptions,
+}
+
+impl Encoder {
+    /// The encoder of `writer`'s file.
+    fn of<W: Write>(writer: &BatchedWriter<W>) -> Result<Encoder> {
+        let file = writer
+            .get_writer()
+            .lock()
+            .map_err(|_| err!("internal error: the Parquet writer is poisoned"))?;
+        Ok(Encoder {
+            fields: file.parquet_schema().fields().to_vec(),
+            encodings: file
+                .schema()
+                .iter_values()
+                .map(|f| polars_parquet::write::get_dtype_encoding(&f.dtype))
+                .collect(),
+            options: file.options(),
+        })
+    }
+
+    /// Encode and compress `df`'s rows: one row group per chunk.
+    fn encode(&self, df: &DataFrame) -> PolarsResult<EncodedGroups> {
+        let mut groups = Vec::new();
+        for batch in df.iter_chunks(CompatLevel::newest(), false) {
+            if batch.is_empty() {
+                continue;
+            }
+            let mut columns = Vec::new();
+            let leaves = batch
+                .columns()
+                .iter()
+                .zip(&self.fields)
+                .zip(&self.encodings);
+            for ((array, field), encoding) in leaves {
+                let encoded = polars_parquet::write::array_to_columns(
+                    array,
+                    field.clone(),
+                    self.options,
+                    encoding,
+                )?;
+                for pages in encoded {
+                    let mut kept = Vec::new();
+                    for page in pages {
+                        kept.push(polars_parquet::write::compress(
+                            page?,
+                            Vec::new(),
+                            self.options.compression,
+                        )?);
+                    }
+                    columns.push(kept);
+                }
+            }
+            groups.push(columns);
+        }
+        Ok(groups)
+    }
 }
 
 /// Where rows go, in order.
 enum RowSink<'o> {
     Text(&'o mut dyn Write),
-    Parquet(Box<BatchedWriter<&'o mut dyn Write>>, dataset::RowGroupRows),
+    Parquet(Box<BatchedWriter<&'o mut dyn Write>>),
     Dataset(Box<dataset::DatasetWriter>),
 }
 
 enum Rows {
     Text(Vec<u8>),
-    Frame(polars::prelude::PolarsResult<DataFrame>),
+    /// Row groups encoded by the worker.
+    Encoded(PolarsResult<EncodedGroups>),
     /// One frame per day of the block, in order of first appearance.
     Dated(Vec<(dataset::Day, polars::prelude::PolarsResult<DataFrame>)>),
 }
@@ -94,6 +170,13 @@ impl Job for ExportJob<'_> {
         true
     }
 
+    fn block_size(&self) -> usize {
+        match (self.kind, self.partition_time) {
+            (RowFormat::Parquet, None) => PARQUET_BLOCK_SIZE,
+            _ => crate::runner::BLOCK_SIZE,
+        }
+    }
+
     fn lines_of(&self, out: &ExportPartial) -> Option<u64> {
         Some(out.lines.stats.total)
     }
@@ -104,7 +187,11 @@ impl Job for ExportJob<'_> {
         let mut values: Vec<Value<'_>> = Vec::with_capacity(self.schema.columns.len());
         let mut text = Vec::new();
         let mut frame = match (self.kind, self.partition_time) {
-            (RowFormat::Parquet, None) => Some(FrameBuilder::new(&self.schema, 1 << 14)),
+            // About one row per 256 bytes of log.
+            (RowFormat::Parquet, None) => Some(FrameBuilder::new(
+                &self.schema,
+                (block.data.len() / 256).clamp(1 << 10, 1 << 17),
+            )),
             _ => None,
         };
         // A block usually holds one or two days: a short list beats a map.
@@ -141,9 +228,11 @@ impl Job for ExportJob<'_> {
         let rows = if self.partition_time.is_some() {
             Rows::Dated(days.into_iter().map(|(d, f)| (d, f.finish())).collect())
         } else {
-            match frame {
-                Some(f) => Rows::Frame(f.finish()),
-                None => Rows::Text(text),
+            match (frame, &self.encoder) {
+                (Some(f), Some(encoder)) => {
+                    Rows::Encoded(f.finish().and_then(|df| encoder.encode(&df)))
+                }
+                _ => Rows::Text(text),
             }
         };
         ExportPartial { lines, rows }
@@ -208,64 +297,50 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
     let schema = ExportSchema::new(&format, kind == RowFormat::Parquet);
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
+    if matches!(kind, RowFormat::Csv(_)) {
+        let header: Vec<&str> = schema.columns.iter().map(|c| c.name.as_str()).collect();
+        writeln!(out, "{}", header.join(","))?;
+    }
+    let mut encoder = None;
+    let mut sink = match kind {
+        RowFormat::Parquet => {
+            let empty = FrameBuilder::new(&schema, 0).finish()?;
+            let writer = ParquetWriter::new(out)
+                .with_key_value_metadata(Some(dataset::file_metadata()))
+                .batched(empty.schema())?;
+            encoder = Some(Encoder::of(&writer)?);
+            RowSink::Parquet(Box::new(writer))
+        }
+        _ => RowSink::Text(out),
+    };
     let job = ExportJob {
         lines: LineLoop::new(&format, window.as_ref(), &bad),
         schema: schema.clone(),
         kind,
         names: prepared.names.clone(),
         partition_time: None,
-    };
-    if matches!(kind, RowFormat::Csv(_)) {
-        let header: Vec<&str> = schema.columns.iter().map(|c| c.name.as_str()).collect();
-        writeln!(out, "{}", header.join(","))?;
-    }
-    let mut sink = match kind {
-        RowFormat::Parquet => {
-            let empty = FrameBuilder::new(&schema, 0).finish()?;
-            RowSink::Parquet(
-                Box::new(
-                    ParquetWriter::new(out)
-                        .with_key_value_metadata(Some(dataset::file_metadata()))
-                        .batched(empty.schema())?,
-                ),
-                dataset::RowGroupRows::default(),
-            )
-        }
-        _ => RowSink::Text(out),
+        encoder,
     };
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         match (&mut sink, p.rows) {
             (RowSink::Text(w), Rows::Text(bytes)) => w.write_all(&bytes)?,
-            (RowSink::Parquet(w, rows), Rows::Frame(df)) => {
-                let df = df?;
-                if df.height() > 0 && rows.push(df)? {
-                    write_row_group(w, rows)?;
+            (RowSink::Parquet(w), Rows::Encoded(groups)) => {
+                for group in groups? {
+                    // The number of rows is read from the pages.
+                    w.write_row_group(u64::MAX, &group)?;
                 }
             }
             _ => bail!("internal error: rows of the wrong kind"),
         }
         Ok(())
     })?;
-    if let (RowSink::Parquet(w, rows), None) = (&mut sink, &summary.strict_hit) {
-        write_row_group(w, rows)?;
+    if let (RowSink::Parquet(w), None) = (&mut sink, &summary.strict_hit) {
         w.finish()?;
     }
     Ok(ExportOutcome {
         run: summary,
         written: None,
     })
-}
-
-/// Write the rows gathered as one row group (a single chunk per column).
-fn write_row_group(
-    w: &mut BatchedWriter<&mut dyn Write>,
-    rows: &mut dataset::RowGroupRows,
-) -> Result<()> {
-    if let Some(mut df) = rows.take() {
-        df.rechunk_mut_par();
-        w.write_batch(&df)?;
-    }
-    Ok(())
 }
 
 /// Export into a date-partitioned dataset: the new parts replace this host's old ones
@@ -293,6 +368,7 @@ pub fn run_dataset(run: &RunOptions, target: &DatasetTarget) -> Result<ExportOut
         kind: RowFormat::Parquet,
         names: prepared.names.clone(),
         partition_time: Some(partition_time),
+        encoder: None,
     };
     let empty = FrameBuilder::new(&schema, 0).finish()?;
     let writer =

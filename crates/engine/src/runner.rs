@@ -122,6 +122,10 @@ pub trait Job: Sync {
     fn needs_line_base(&self) -> bool {
         false
     }
+    /// The size of the blocks to cut.
+    fn block_size(&self) -> usize {
+        BLOCK_SIZE
+    }
     /// Process one block.
     fn run(&self, block: &Block) -> Self::Out;
     /// The lines of the block, when the result counted them (every line, as
@@ -209,7 +213,7 @@ pub fn run<J: Job>(
     sink: impl FnMut(BlockMeta, J::Out) -> bool,
 ) -> Vec<InputOutcome> {
     let cut = Cutting {
-        block_size: BLOCK_SIZE,
+        block_size: job.block_size(),
         max_line: max_line.max(1),
         ranges: !job.needs_line_base(),
     };
@@ -249,7 +253,10 @@ fn run_cut<J: Job>(
     ));
     let first_lines: Vec<u64> = sources.iter().map(|s| s.first_line).collect();
     let workers = jobs.max(1);
-    let (task_tx, task_rx) = mpsc::sync_channel::<Task>(workers * 2);
+    // Blocks waiting for a worker: two per worker, fewer when blocks are larger than
+    // the default (the bytes in flight stay about the same).
+    let depth = (workers * 2 * BLOCK_SIZE / cut.block_size.max(1)).clamp(workers, workers * 2);
+    let (task_tx, task_rx) = mpsc::sync_channel::<Task>(depth);
     let task_rx = Arc::new(Mutex::new(task_rx));
     // Bounded too, so that a slow writer (Parquet compression on this thread) holds the
     // workers back instead of letting finished blocks pile up in memory.

@@ -98,22 +98,31 @@ fn export_parquet_of_a_generated_multi_block_log_matches_ndjson() {
         return;
     }
     let dir = util::tempdir();
-    // Two 4 MiB blocks at least: several row groups, and times in four offsets.
+    // Times in four offsets; NDJSON in several 4 MiB blocks, Parquet in one 16 MiB
+    // block (several row groups: the test below).
     let g = util::generated_log(9 << 20);
     let log = write(dir.path(), "big.log", &g.bytes);
     export_and_check(dir.path(), "big", &log, "combinedssl", "2");
 }
 
 #[test]
-fn export_parquet_writes_row_groups_of_at_least_65536_rows() {
-    if !python_ready("export_parquet_writes_row_groups_of_at_least_65536_rows") {
+fn export_parquet_writes_one_row_group_per_16_mib_of_log() {
+    if !python_ready("export_parquet_writes_one_row_group_per_16_mib_of_log") {
         return;
     }
     let dir = util::tempdir();
-    // Six 4 MiB blocks of about 16 000 lines: one row group per block would make six;
-    // gathered to 65 536 rows, the first row group holds five blocks' rows, the second
-    // the rest (issue 12: many small row groups made the writer's memory grow).
-    let g = util::generated_log(24 << 20);
+    // 40 MiB of log: blocks of 16 MiB, each one row group encoded by a worker (issue
+    // 12: the writer only appends), so 16 + 16 + 8 MiB: three groups, the first two
+    // of at least 16 MiB worth of lines. Not the 4 MiB blocks of the other commands:
+    // many small row groups made the writer's memory grow and the file larger.
+    let g = util::generated_log(40 << 20);
+    let longest = g
+        .bytes
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::len)
+        .max()
+        .unwrap()
+        + 1;
     let log = write(dir.path(), "rg.log", &g.bytes);
     export_and_check(dir.path(), "rg", &log, "combinedssl", "2");
     let parquet = dir.path().join("rg.parquet");
@@ -130,20 +139,15 @@ fn export_parquet_writes_row_groups_of_at_least_65536_rows() {
         .split_whitespace()
         .map(|n| n.parse().unwrap())
         .collect();
+    assert_eq!(groups.len(), 3, "row groups {groups:?}");
     let parsed: u64 = groups.iter().sum();
-    assert!(
-        parsed > 65_536 && parsed <= g.lines,
-        "{groups:?} of {} lines",
-        g.lines
-    );
-    assert_eq!(groups.len(), 2, "row groups {groups:?}");
-    assert!(groups[0] >= 65_536, "row groups {groups:?}");
-    // No more than one 4 MiB block beyond the 65 536 rows (lines of this log are
-    // longer than 200 bytes).
-    assert!(
-        groups[0] < 65_536 + (4 << 20) / 200,
-        "row groups {groups:?}"
-    );
+    assert!(parsed <= g.lines, "{groups:?} of {} lines", g.lines);
+    for &rows in &groups[..2] {
+        assert!(
+            rows >= (16 << 20) / longest as u64,
+            "row groups {groups:?} (longest line {longest} bytes)"
+        );
+    }
 }
 
 #[test]
