@@ -450,15 +450,14 @@ fn read_blocks(
             }
         };
         set(idx, &|o| o.opened = true);
-        if let Some((file, start)) = input.take_plain().filter(|_| cut.ranges) {
-            let end = match file.metadata() {
-                Ok(m) => m.len(),
-                Err(e) => {
-                    let msg = format!("cannot read: {e}");
-                    set(idx, &|o| o.error = Some(msg.clone()));
-                    continue;
-                }
-            };
+        // A regular file that says it is empty may not be (procfs and sysfs files
+        // report a size of 0): the reader reads it to its end.
+        let plain = input
+            .take_plain()
+            .filter(|_| cut.ranges)
+            .and_then(|(file, start)| Some((file.metadata().ok()?.len(), file, start)))
+            .filter(|(end, _, _)| *end > 0);
+        if let Some((end, file, start)) = plain {
             let file = Arc::new(file);
             let mut from = start;
             while from < end {
@@ -979,22 +978,27 @@ mod tests {
         }
     }
 
+    /// The range `0..size` of the file at `path`, taken to be `size` bytes long.
+    fn first_range(path: &std::path::Path, size: u64, hold_tail: bool) -> Range {
+        Range {
+            seq: 0,
+            input: 0,
+            file: Arc::new(File::open(path).unwrap()),
+            start: 0,
+            from: 0,
+            to: size,
+            end: size,
+            hold_tail,
+        }
+    }
+
     #[test]
     fn a_file_shorter_than_when_it_was_reached_ends_where_it_ends() {
         // Truncated (logrotate's copytruncate) after the reader took its size.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
         std::fs::write(&path, b"one\ntwo\nthr").unwrap();
-        let range = |hold_tail| Range {
-            seq: 0,
-            input: 0,
-            file: Arc::new(File::open(&path).unwrap()),
-            start: 0,
-            from: 0,
-            to: 64,
-            end: 64,
-            hold_tail,
-        };
+        let range = |hold_tail| first_range(&path, 64, hold_tail);
         let (b, e) = read_range(&range(false), Vec::new(), 100);
         assert!(e.is_none());
         assert_eq!(b.data, b"one\ntwo\nthr");
@@ -1014,21 +1018,28 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_says_it_is_empty_is_read_to_its_end() {
+        // procfs gives a size of 0 for files with content: read them, not ranges of 0.
+        let path = std::path::Path::new("/proc/self/status");
+        let cut = Cutting {
+            block_size: 64,
+            max_line: 1 << 20,
+            ranges: true,
+        };
+        let (got, outcome) = run_file(path, 0, false, cut, 2);
+        assert!(got.len() > 10, "{got:?}");
+        assert!(got.iter().any(|(l, _)| l.starts_with(b"Pid:")));
+        assert_eq!(outcome.lines, got.len() as u64);
+        assert!(outcome.error.is_none());
+    }
+
+    #[test]
     fn a_live_logs_last_line_is_read_to_its_newline_past_the_size_it_had() {
         // The reader took the size while `three` was being written.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
         std::fs::write(&path, b"one\ntwo\nthree\nfour\n").unwrap();
-        let range = |hold_tail| Range {
-            seq: 0,
-            input: 0,
-            file: Arc::new(File::open(&path).unwrap()),
-            start: 0,
-            from: 0,
-            to: 10,
-            end: 10,
-            hold_tail,
-        };
+        let range = |hold_tail| first_range(&path, 10, hold_tail);
         let (b, _) = read_range(&range(false), Vec::new(), 100);
         assert_eq!(b.data, b"one\ntwo\nthree\n");
         // `--state` holds it for the next run instead.

@@ -414,13 +414,18 @@ fn last_line_without_newline_is_counted() {
     assert_eq!(rows[78]["line"], 79);
 }
 
+/// Six combinedssl lines, the fourth with a User-Agent of `ua_bytes` bytes.
+fn with_a_long_line(ua_bytes: usize) -> String {
+    let short = util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256") + "\n";
+    let long = short.replace("Mozilla/5.0 (test)", &"U".repeat(ua_bytes));
+    [short.repeat(3), long, short.repeat(2)].concat()
+}
+
 /// A line longer than a whole 4 MiB block (a giant User-Agent) is still one line.
 #[test]
 fn line_longer_than_a_block_is_one_line() {
     let dir = util::tempdir();
-    let short = util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256") + "\n";
-    let giant = short.replace("Mozilla/5.0 (test)", &"U".repeat(9 << 20));
-    let log = [short.repeat(3), giant, short.repeat(2)].concat();
+    let log = with_a_long_line(9 << 20);
     let f = write(dir.path(), "giant.log", log.as_bytes());
     for j in ["1", "2"] {
         let (v, o) = tls_json(&[
@@ -472,9 +477,7 @@ fn line_longer_than_a_block_is_one_line() {
 #[test]
 fn the_line_cap_holds_however_the_input_is_read() {
     let dir = util::tempdir();
-    let short = util::line("192.0.2.1", "TLSv1.3", "TLS_AES_128_GCM_SHA256") + "\n";
-    let long = short.replace("Mozilla/5.0 (test)", &"U".repeat(2 << 20));
-    let log = [short.repeat(3), long, short.repeat(2)].concat();
+    let log = with_a_long_line(2 << 20);
     let f = write(dir.path(), "long.log", log.as_bytes());
     util::run_tool("gzip", &["-k", path_str(&f)]);
     let gz = dir.path().join("long.log.gz");
