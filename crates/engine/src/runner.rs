@@ -545,7 +545,8 @@ fn read_blocks(
                             eof = true;
                             break;
                         }
-                        SkipEnd::Error(msg) => {
+                        SkipEnd::Error(e) => {
+                            let msg = describe_read_error(&input, &e, dropped);
                             let msg = format!("{msg} (after {bytes} bytes)");
                             set(idx, &|o| o.error = Some(msg.clone()));
                             eof = true;
@@ -728,30 +729,24 @@ fn read_range(r: &Range, mut buf: Vec<u8>, max_line: usize) -> (Block, Option<St
                 block
                     .too_long
                     .push(count_lines(buf.get(..line_start).unwrap_or(&[])));
-                let mut dropped = (filled - line_start - max_line) as u64;
+                let tail = buf
+                    .get(line_start + max_line..filled)
+                    .unwrap_or(&[])
+                    .to_vec();
+                let mut rest = ReadAt {
+                    file: &r.file,
+                    pos,
+                    limit,
+                };
+                let (dropped, _, ended) = skip_line(&mut rest, &tail, &mut |_| {});
+                if let SkipEnd::Error(e) = ended {
+                    error = Some(fail(rest.pos, &e));
+                }
                 filled = line_start + max_line;
                 if let Some(b) = buf.get_mut(filled) {
                     *b = b'\n';
                 }
                 filled += 1;
-                let mut piece = vec![0u8; PIECE];
-                while pos < limit {
-                    let want = usize::try_from(limit - pos).unwrap_or(PIECE).min(PIECE);
-                    let (n, err) = pread(&r.file, piece.get_mut(..want).unwrap_or(&mut []), pos);
-                    if let Some(k) = piece.get(..n).and_then(|p| memchr::memchr(b'\n', p)) {
-                        dropped += k as u64 + 1;
-                        break;
-                    }
-                    dropped += n as u64;
-                    pos += n as u64;
-                    if let Some(e) = err {
-                        error = Some(fail(pos, &e));
-                        break;
-                    }
-                    if n < want {
-                        break;
-                    }
-                }
                 // The block has the head and a newline; the input had the head and
                 // `dropped` bytes (a newline last, unless the input ended first).
                 block.skipped = dropped.saturating_sub(1);
@@ -805,8 +800,28 @@ enum SkipEnd {
     Newline,
     /// At the end of the input.
     Eof,
-    /// At a read error (the message).
-    Error(String),
+    /// At a read error.
+    Error(std::io::Error),
+}
+
+/// A file read from `pos` with positioned reads, up to `limit`: the rest of a range's
+/// too-long line, skipped as the reader skips one.
+struct ReadAt<'a> {
+    file: &'a File,
+    pos: u64,
+    limit: u64,
+}
+
+impl Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let room = usize::try_from(self.limit.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+        let n = buf.len().min(room);
+        let got = self
+            .file
+            .read_at(buf.get_mut(..n).unwrap_or(&mut []), self.pos)?;
+        self.pos += got as u64;
+        Ok(got)
+    }
 }
 
 /// Drop `tail` and then input bytes up to and including the next newline, reading in
@@ -814,7 +829,7 @@ enum SkipEnd {
 /// newline included), the bytes read after the newline, and how it ended. `read`
 /// hears of every byte count read from the input.
 fn skip_line(
-    input: &mut Input,
+    input: &mut dyn Read,
     tail: &[u8],
     read: &mut dyn FnMut(usize),
 ) -> (u64, Vec<u8>, SkipEnd) {
@@ -837,10 +852,7 @@ fn skip_line(
                 dropped += n as u64;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                let msg = describe_read_error(input, &e, dropped);
-                return (dropped, Vec::new(), SkipEnd::Error(msg));
-            }
+            Err(e) => return (dropped, Vec::new(), SkipEnd::Error(e)),
         }
     }
 }
