@@ -93,6 +93,11 @@ impl<V> ArenaMap<V> {
             .copied()
     }
 
+    /// The value at place `i`.
+    pub fn value_at_mut(&mut self, i: usize) -> Option<&mut V> {
+        self.entries.get_mut(i).map(|e| &mut e.value)
+    }
+
     /// The key at place `i` (empty when there is none).
     pub fn key_at(&self, i: usize) -> &[u8] {
         key_of(&self.bytes, &self.entries, i)

@@ -32,6 +32,7 @@ pub mod fingerprint;
 pub mod frame;
 pub mod gaps;
 pub mod lines;
+pub mod numbering;
 pub mod pairs;
 pub mod pq;
 pub mod quantile;

@@ -17,6 +17,7 @@ use tlsgap_parser::lossless_text;
 
 use crate::distinct::{self, hash64, Budget, Estimate, Hll, RELATIVE_STANDARD_ERROR};
 use crate::lines::{LineStats, LinesReport};
+use crate::numbering::{ClientIds, Mirror, Numbered, Standing};
 use crate::pairs::{joined, PairIndex};
 use crate::rows::{Cell, CellType, Rows};
 use crate::tls::{ClientKey, InputReport};
@@ -97,6 +98,10 @@ pub struct WhatifAgg {
     budget: Budget,
     /// Entries first seen after the budget was spent.
     sketch: Option<Box<WhatifSketch>>,
+    /// A block's clients, counted by a worker's numbers ([`WhatifAgg::add_numbered`]).
+    numbered: Option<Box<Numbered>>,
+    /// The workers' numberings this aggregate has merged blocks of.
+    mirrors: Vec<Mirror>,
 }
 
 /// The bytes one exact entry is taken to cost besides its key: its slot (boxed key,
@@ -111,7 +116,7 @@ struct Entry {
 }
 
 /// A client's requests per case; one case inline.
-type Tallies = smallvec::SmallVec<[(u32, u64); 1]>;
+pub(crate) type Tallies = smallvec::SmallVec<[(u32, u64); 1]>;
 
 /// Per pair: the requests of sketched entries, and sketches of their clients.
 #[derive(Debug, Clone, Default)]
@@ -289,14 +294,15 @@ impl WhatifAgg {
     /// was looked up in `agents` already, what that found (`None`: not looked up yet);
     /// it is added there if the entry is held and it is not. The budget counts the
     /// entry as `address \0 user-agent` plus [`WHATIF_ENTRY_BYTES`], as documented.
+    /// Returns the entry's place and its User-Agent's when it is held exactly.
     fn first_seen(
         &mut self,
         addr: &[u8],
         (ua, ua_hash, agent): (&[u8], u64, Option<Option<usize>>),
         entry: Entry,
-    ) {
+    ) -> Option<(usize, usize)> {
         let mut scratch = std::mem::take(&mut self.scratch);
-        if self
+        let held = if self
             .budget
             .admit(addr.len() + 1 + ua.len() + WHATIF_ENTRY_BYTES)
         {
@@ -304,14 +310,18 @@ impl WhatifAgg {
                 .unwrap_or_else(|| self.agents.find_hashed(ua_hash, ua))
                 .unwrap_or_else(|| self.agents.insert_new_hashed(ua_hash, ua, ()));
             let key = entry_key(&mut scratch, agent, addr);
-            self.clients
+            let place = self
+                .clients
                 .insert_new_hashed(crate::arena::key_hash(key), key, entry);
+            Some((place, agent))
         } else {
             self.sketch
                 .get_or_insert_with(Box::default)
                 .add(joined(&mut scratch, addr, ua), &entry.tallies);
-        }
+            None
+        };
         self.scratch = scratch;
+        held
     }
 
     /// Count one request (raw logged values; no protocol and no cipher = plain HTTP).
@@ -334,11 +344,46 @@ impl WhatifAgg {
         cipher: Option<&[u8]>,
         offer: Option<&OfferFields<'_>>,
     ) {
+        if let Some(case) = self.case_of(protocol, cipher, offer) {
+            self.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case, 1);
+        }
+    }
+
+    /// [`WhatifAgg::add_offered`] into a block's partial whose clients a worker
+    /// numbers: `ids` is the worker's, and [`WhatifAgg::seal_numbered`] ends the block.
+    /// The partial is then merged (into an aggregate that holds no numbered clients of
+    /// its own) as any other.
+    pub fn add_numbered(
+        &mut self,
+        ids: &mut ClientIds,
+        client: Option<&[u8]>,
+        user_agent: Option<&[u8]>,
+        (protocol, cipher): (Option<&[u8]>, Option<&[u8]>),
+        offer: Option<&OfferFields<'_>>,
+    ) {
+        if let Some(case) = self.case_of(protocol, cipher, offer) {
+            ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case, 1);
+        }
+    }
+
+    /// End a block counted by [`WhatifAgg::add_numbered`]: take what `ids` counted,
+    /// with the names the merge may lack.
+    pub fn seal_numbered(&mut self, ids: &mut ClientIds) {
+        self.numbered = Some(Box::new(ids.seal()));
+    }
+
+    /// The case of a request (`None`: no protocol and no cipher, plain HTTP, counted).
+    fn case_of(
+        &mut self,
+        protocol: Option<&[u8]>,
+        cipher: Option<&[u8]>,
+        offer: Option<&OfferFields<'_>>,
+    ) -> Option<u32> {
         let protocol = protocol.filter(|p| !p.is_empty());
         let cipher = cipher.filter(|c| !c.is_empty());
         if protocol.is_none() && cipher.is_none() {
             self.plain += 1;
-            return;
+            return None;
         }
         let pair = self.intern(protocol.unwrap_or(b""), cipher.unwrap_or(b""));
         let offer = match offer.filter(|o| o.logged()) {
@@ -351,8 +396,97 @@ impl WhatifAgg {
             }
             None => 0,
         };
-        let case = self.intern_case(pair, offer);
-        self.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case, 1);
+        Some(self.intern_case(pair, offer))
+    }
+
+    /// The workers are done: forget their numberings (the names they hold are copies).
+    pub fn drop_numberings(&mut self) {
+        self.mirrors.clear();
+    }
+
+    /// Merge a block's numbered clients (their cases are ours `remap[i]`), in the order
+    /// the block first showed them: each found by its number once its name is known,
+    /// new ones held or sketched as [`WhatifAgg::merge`] does.
+    fn merge_numbered(&mut self, numbered: Numbered, remap: &[u32]) {
+        let mut mirrors = std::mem::take(&mut self.mirrors);
+        let at = match mirrors
+            .iter()
+            .position(|m| std::sync::Arc::ptr_eq(&m.tag, &numbered.tag))
+        {
+            Some(at) => at,
+            None => {
+                mirrors.push(Mirror::new(std::sync::Arc::clone(&numbered.tag)));
+                mirrors.len() - 1
+            }
+        };
+        if let Some(mirror) = mirrors.get_mut(at) {
+            mirror.learn(&numbered);
+            for (id, mut tallies) in numbered.entries {
+                for (case, _) in &mut tallies {
+                    *case = remap.get(*case as usize).copied().unwrap_or(u32::MAX);
+                }
+                tallies.retain(|(c, _)| *c != u32::MAX);
+                self.merge_one(mirror, id, tallies);
+            }
+            mirror.acknowledge();
+        }
+        drop(numbered.tag);
+        // A numbering nobody holds any more (its worker started over or ended, and
+        // every block of it is merged) is done with.
+        mirrors.retain(Mirror::live);
+        self.mirrors = mirrors;
+    }
+
+    fn merge_one(&mut self, mirror: &mut Mirror, id: u32, tallies: Tallies) {
+        let held = match mirror.standing(id) {
+            Some(Standing::Exact(i)) => Some(i),
+            Some(Standing::New) => self.find_named(mirror, id),
+            Some(Standing::Sketched) => {
+                let (addr, _, ua, _, _) = mirror.name(id);
+                let mut scratch = std::mem::take(&mut self.scratch);
+                self.sketch
+                    .get_or_insert_with(Box::default)
+                    .add(joined(&mut scratch, addr, ua), &tallies);
+                self.scratch = scratch;
+                return;
+            }
+            None => {
+                debug_assert!(false, "a numbered client without a name");
+                return;
+            }
+        };
+        if let Some(entry) = held.and_then(|i| self.clients.value_at_mut(i)) {
+            for (case, n) in tallies {
+                tally(&mut entry.tallies, case, n);
+            }
+            return;
+        }
+        let (addr, agent_no, ua, ua_hash, place) = mirror.name(id);
+        let order = self.next;
+        self.next = order.saturating_add(1);
+        let entry = Entry { order, tallies };
+        match self.first_seen(addr, (ua, ua_hash, Some(place)), entry) {
+            Some((i, agent)) => {
+                mirror.place_agent(agent_no, agent);
+                mirror.stand(id, Standing::Exact(i));
+            }
+            None => mirror.stand(id, Standing::Sketched),
+        }
+    }
+
+    /// The exact entry of a numbered client met for the first time, if another block
+    /// (or another worker's numbering) brought it already; the mirror then keeps it.
+    fn find_named(&mut self, mirror: &mut Mirror, id: u32) -> Option<usize> {
+        let (addr, agent_no, ua, ua_hash, place) = mirror.name(id);
+        let agent = place.or_else(|| self.agents.find_hashed(ua_hash, ua))?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let key = entry_key(&mut scratch, agent, addr);
+        let found = self.clients.find_hashed(crate::arena::key_hash(key), key);
+        self.scratch = scratch;
+        mirror.place_agent(agent_no, agent);
+        let i = found?;
+        mirror.stand(id, Standing::Exact(i));
+        Some(i)
     }
 
     /// Add another aggregate. With a memory limit, `other` is what came after `self`:
@@ -385,8 +519,12 @@ impl WhatifAgg {
             agents: their_agents,
             clients: their_clients,
             sketch: their_sketch,
+            numbered: their_numbered,
             ..
         } = other;
+        if let Some(numbered) = their_numbered {
+            self.merge_numbered(*numbered, &remap);
+        }
         // Their User-Agent places as ours, once found.
         let mut agent_of: Vec<Option<usize>> = vec![None; their_agents.len()];
         let mut fresh: Vec<(&[u8], usize, Entry)> = Vec::new();
@@ -1151,7 +1289,7 @@ fn decide_request(
 }
 
 /// Add `n` requests of `pair` to a client's tallies.
-fn tally(tallies: &mut Tallies, pair: u32, n: u64) {
+pub(crate) fn tally(tallies: &mut Tallies, pair: u32, n: u64) {
     match tallies.iter_mut().find(|(p, _)| *p == pair) {
         Some((_, k)) => *k += n,
         None => tallies.push((pair, n)),
@@ -1964,6 +2102,109 @@ mod tests {
             }
             let json = serde_json::to_string(&want).unwrap_or_default();
             assert!(!json.contains("estimate"));
+        }
+    }
+
+    /// A line of the numbering test: address, User-Agent, (protocol, suite) or plain,
+    /// and an offer or none.
+    type Line = (u8, u8, Option<u8>, Option<u8>);
+
+    const PAIRS: [(&str, &str); 4] = [
+        ("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+        ("TLSv1", "ECDHE-RSA-AES256-SHA"),
+        ("TLSv1.2", "AES128-SHA"),
+    ];
+
+    fn add_line(agg: &mut WhatifAgg, ids: Option<&mut ClientIds>, &(a, u, pair, offer): &Line) {
+        // Some addresses longer than a numbering holds inline (names from
+        // `HostnameLookups On`).
+        let addr = if a % 7 == 0 {
+            format!("host-{a}.dynamic.customers.of-a-long-isp-name.example")
+        } else {
+            format!("2001:db8::{a:x}")
+        };
+        let ua = format!("agent {} {}", u, "x".repeat(usize::from(u % 5) * 20));
+        let (p, c) = match pair.map(|i| PAIRS[usize::from(i) % PAIRS.len()]) {
+            Some((p, c)) => (Some(p.as_bytes()), Some(c.as_bytes())),
+            None => (None, None),
+        };
+        let offer = offer.map(|o| OfferFields {
+            ciphers: Some(if o % 2 == 0 {
+                b"ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA" as &[u8]
+            } else {
+                b"AES128-SHA"
+            }),
+            groups: Some(b"X25519"),
+            versions: None,
+            version: None,
+        });
+        let ua = (u != 0).then_some(ua.as_bytes());
+        match ids {
+            Some(ids) => agg.add_numbered(ids, Some(addr.as_bytes()), ua, (p, c), offer.as_ref()),
+            None => agg.add_offered(Some(addr.as_bytes()), ua, p, c, offer.as_ref()),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Blocks counted by workers' numberings merge into what the same blocks
+        /// counted by key give: any number of workers taking blocks in turn, blocks
+        /// built ahead of the merge (so that names arrive before they are
+        /// acknowledged), dropped blocks (their names come again with the next),
+        /// numberings that start over, and memory limits that sketch some clients.
+        #[test]
+        fn numbered_blocks_merge_as_keyed_blocks(
+            lines in proptest::collection::vec(
+                (0u8..40, 0u8..6, proptest::option::of(0u8..4), proptest::option::of(0u8..2)),
+                1..400,
+            ),
+            block in 1usize..60,
+            workers in 1usize..4,
+            ahead in 0usize..4,
+            dropped in proptest::collection::vec(proptest::bool::weighted(0.15), 60),
+            numbering in proptest::sample::select(vec![0usize, 300, 1 << 20]),
+            limit in proptest::sample::select(vec![2_000usize, 6_000, usize::MAX]),
+        ) {
+            let blocks: Vec<&[Line]> = lines.chunks(block).collect();
+            let keep = |i: usize| !dropped.get(i % dropped.len()).copied().unwrap_or(false);
+            let mut keyed = WhatifAgg::with_memory_limit(limit);
+            for (i, b) in blocks.iter().enumerate() {
+                let mut part = WhatifAgg::new();
+                b.iter().for_each(|l| add_line(&mut part, None, l));
+                if keep(i) {
+                    keyed.merge(part);
+                }
+            }
+            // Block i is worker i % workers's; a worker builds its blocks in order, up
+            // to `ahead` blocks before the merge reaches them.
+            let mut ids: Vec<ClientIds> = (0..workers).map(|_| ClientIds::new(numbering)).collect();
+            let mut built: Vec<Option<WhatifAgg>> = (0..blocks.len()).map(|_| None).collect();
+            let mut numbered = WhatifAgg::with_memory_limit(limit);
+            let mut next_build = 0;
+            for i in 0..blocks.len() {
+                while next_build < blocks.len() && next_build <= i + ahead {
+                    let mut part = WhatifAgg::new();
+                    let w = &mut ids[next_build % workers];
+                    for l in blocks[next_build] {
+                        add_line(&mut part, Some(&mut *w), l);
+                    }
+                    part.seal_numbered(w);
+                    built[next_build] = Some(part);
+                    next_build += 1;
+                }
+                if let Some(part) = built[i].take() {
+                    if keep(i) {
+                        numbered.merge(part);
+                    }
+                }
+            }
+            drop(ids);
+            numbered.drop_numberings();
+            for key in [ClientKey::AddrUa, ClientKey::Addr] {
+                proptest::prop_assert_eq!(report(&numbered, key), report(&keyed, key));
+            }
         }
     }
 }

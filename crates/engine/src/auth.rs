@@ -141,12 +141,15 @@ has_lines!(AuthPartial);
 
 impl Job for AuthJob<'_> {
     type Out = AuthPartial;
+    type Worker = ();
 
     fn lines_of(&self, out: &AuthPartial) -> Option<u64> {
         Some(out.lines.stats.total)
     }
 
-    fn run(&self, block: &Block) -> AuthPartial {
+    fn worker(&self) {}
+
+    fn run(&self, block: &Block, (): &mut ()) -> AuthPartial {
         let mut requests = Vec::new();
         let fields = RequestFields::new(self.lines.format);
         let lines = self.lines.parse_block(block, |_, rec| {

@@ -57,12 +57,15 @@ has_lines!(ClientsPartial);
 
 impl Job for ClientsJob<'_> {
     type Out = ClientsPartial;
+    type Worker = ();
 
     fn lines_of(&self, out: &ClientsPartial) -> Option<u64> {
         Some(out.lines.stats.total)
     }
 
-    fn run(&self, block: &Block) -> ClientsPartial {
+    fn worker(&self) {}
+
+    fn run(&self, block: &Block, (): &mut ()) -> ClientsPartial {
         let mut agg = ClientsAgg::new(self.ja3);
         let mut scratch = Vec::new();
         let lines = self.lines.parse_block(block, |_, rec| {

@@ -165,6 +165,7 @@ has_lines!(ExportPartial);
 
 impl Job for ExportJob<'_> {
     type Out = ExportPartial;
+    type Worker = ();
 
     fn needs_line_base(&self) -> bool {
         true
@@ -181,7 +182,9 @@ impl Job for ExportJob<'_> {
         Some(out.lines.stats.total)
     }
 
-    fn run(&self, block: &Block) -> ExportPartial {
+    fn worker(&self) {}
+
+    fn run(&self, block: &Block, (): &mut ()) -> ExportPartial {
         let file = self.names.get(block.input).map_or("-", String::as_str);
         let base = block.line_base.unwrap_or(0);
         let mut values: Vec<Value<'_>> = Vec::with_capacity(self.schema.columns.len());

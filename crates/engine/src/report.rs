@@ -5,6 +5,7 @@
 //! Rendering (HTML, text, JSON) is the front end's.
 
 use tlsgap_agg::authjoin::{AuthReport, Request};
+use tlsgap_agg::numbering::ClientIds;
 use tlsgap_agg::whatif::{WhatifAgg, WhatifReport};
 use tlsgap_agg::{CountMode, TlsAgg, TlsReport};
 use tlsgap_ciphers::policy::Policy;
@@ -107,6 +108,7 @@ struct ReportJob<'f> {
     groups: crate::groups::GroupColumns,
     whatif: bool,
     auth: bool,
+    numbering: usize,
 }
 
 struct ReportPartial {
@@ -122,12 +124,17 @@ has_lines!(ReportPartial);
 
 impl Job for ReportJob<'_> {
     type Out = ReportPartial;
+    type Worker = ClientIds;
+
+    fn worker(&self) -> ClientIds {
+        ClientIds::new(self.numbering)
+    }
 
     fn lines_of(&self, out: &ReportPartial) -> Option<u64> {
         Some(out.lines.stats.total)
     }
 
-    fn run(&self, block: &Block) -> ReportPartial {
+    fn run(&self, block: &Block, ids: &mut ClientIds) -> ReportPartial {
         let mut tls = TlsAgg::new(CountMode::Requests);
         let mut groups = tlsgap_agg::pq::GroupsAgg::default();
         let mut key = Vec::new();
@@ -143,11 +150,11 @@ impl Job for ReportJob<'_> {
             tls.add(client, protocol, cipher);
             if self.whatif {
                 let ua = self.user_agent.and_then(|i| rec.value(i));
-                whatif.add_offered(
+                whatif.add_numbered(
+                    ids,
                     client,
                     ua.as_deref(),
-                    protocol,
-                    cipher,
+                    (protocol, cipher),
                     self.offer.read(rec).as_ref(),
                 );
             }
@@ -166,6 +173,7 @@ impl Job for ReportJob<'_> {
                 requests.push(f.request(rec));
             }
         });
+        whatif.seal_numbered(ids);
         ReportPartial {
             lines,
             tls,
@@ -219,6 +227,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
         ),
         whatif,
         auth: auth_from_log,
+        numbering: crate::whatif::numbering_limit(run),
     };
     let mut tls = TlsAgg::new(CountMode::Requests);
     let mut groups = tlsgap_agg::pq::GroupsAgg::default();
@@ -235,6 +244,7 @@ pub fn run(run: &RunOptions, opts: &ReportOptions) -> Result<ReportOutcome> {
         requests.extend(p.requests);
         Ok(())
     })?;
+    whatif_agg.drop_numberings();
     let mut tls_report = tls.report(&summary.stats, summary.inputs.clone());
     tls_report.post_quantum = job.groups.report(&groups);
     if summary.strict_hit.is_some() {

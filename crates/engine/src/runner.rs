@@ -118,6 +118,14 @@ impl<'a> Iterator for Lines<'a> {
 pub trait Job: Sync {
     /// The partial result of one block.
     type Out: Send;
+    /// What one worker keeps from block to block (`()` for most jobs): made once per
+    /// worker by [`Job::worker`], lent to each [`Job::run`] of that worker. A worker's
+    /// results still reach the sink one block at a time and in order, and a block whose
+    /// result is dropped (its input failed before it, or the run stopped) must not leave
+    /// anything here that a later result depends on without carrying it itself.
+    type Worker: Send;
+    /// A new worker's state.
+    fn worker(&self) -> Self::Worker;
     /// Whether blocks must carry their line base (rows that print line numbers).
     fn needs_line_base(&self) -> bool {
         false
@@ -127,7 +135,7 @@ pub trait Job: Sync {
         BLOCK_SIZE
     }
     /// Process one block.
-    fn run(&self, block: &Block) -> Self::Out;
+    fn run(&self, block: &Block, worker: &mut Self::Worker) -> Self::Out;
     /// The lines of the block, when the result counted them (every line, as
     /// [`Block::lines`] gives them): the runner then does not count them again.
     fn lines_of(&self, _out: &Self::Out) -> Option<u64> {
@@ -307,6 +315,7 @@ fn work<J: Job>(
 ) {
     // The buffer this worker reads its ranges into, reused from block to block.
     let mut own: Vec<u8> = Vec::new();
+    let mut state = job.worker();
     loop {
         let task = match rx.lock() {
             Ok(guard) => guard.recv(),
@@ -324,7 +333,7 @@ fn work<J: Job>(
             }
         };
         let empty = block.data.is_empty();
-        let out = (!empty).then(|| job.run(&block));
+        let out = (!empty).then(|| job.run(&block, &mut state));
         let lines = match out.as_ref().and_then(|o| job.lines_of(o)) {
             Some(n) => {
                 debug_assert_eq!(n, count_lines(&block.data), "a job miscounted its lines");
@@ -887,7 +896,9 @@ mod tests {
 
     impl Job for Collect {
         type Out = Vec<(Vec<u8>, bool)>;
-        fn run(&self, b: &Block) -> Self::Out {
+        type Worker = ();
+        fn worker(&self) {}
+        fn run(&self, b: &Block, (): &mut ()) -> Self::Out {
             let mut listed = b.too_long.iter().copied().peekable();
             b.lines()
                 .enumerate()

@@ -76,12 +76,15 @@ has_lines!(TlsPartial);
 
 impl Job for TlsJob<'_> {
     type Out = TlsPartial;
+    type Worker = ();
 
     fn lines_of(&self, out: &TlsPartial) -> Option<u64> {
         Some(out.lines.stats.total)
     }
 
-    fn run(&self, block: &Block) -> TlsPartial {
+    fn worker(&self) {}
+
+    fn run(&self, block: &Block, (): &mut ()) -> TlsPartial {
         let mut agg = TlsAgg::new(self.mode);
         let mut newest_us: Option<i64> = None;
         let mut periods = Trend::default();

@@ -1,5 +1,6 @@
 //! What a TLS policy would refuse (`tlsgap whatif`, and the report's three profiles).
 
+use tlsgap_agg::numbering::ClientIds;
 use tlsgap_agg::whatif::{ListedRequest, OfferFields, WhatifAgg, WhatifReport};
 use tlsgap_ciphers::handshake::Certs;
 use tlsgap_ciphers::policy::{ConfigOptions, Policy, PolicyError};
@@ -90,6 +91,14 @@ struct WhatifJob<'f> {
     cipher: Option<usize>,
     offer: OfferColumns,
     list: bool,
+    numbering: usize,
+}
+
+/// The bytes each worker's numbering of clients may take before it starts over
+/// ([`ClientIds`]): a quarter of the memory limit, shared by the workers (the run's
+/// exact clients take the rest), at least 1 MiB.
+pub(crate) fn numbering_limit(run: &RunOptions) -> usize {
+    (run.memory_limit / 4 / run.jobs.max(1)).max(1 << 20)
 }
 
 struct WhatifPartial {
@@ -103,12 +112,17 @@ has_lines!(WhatifPartial);
 
 impl Job for WhatifJob<'_> {
     type Out = WhatifPartial;
+    type Worker = ClientIds;
+
+    fn worker(&self) -> ClientIds {
+        ClientIds::new(self.numbering)
+    }
 
     fn lines_of(&self, out: &WhatifPartial) -> Option<u64> {
         Some(out.lines.stats.total)
     }
 
-    fn run(&self, block: &Block) -> WhatifPartial {
+    fn run(&self, block: &Block, ids: &mut ClientIds) -> WhatifPartial {
         let mut agg = self.offer.agg(WhatifAgg::new());
         let mut listed = Vec::new();
         let lines = self.lines.parse_block(block, |rel, rec| {
@@ -131,8 +145,15 @@ impl Job for WhatifJob<'_> {
                     offer: offer.as_ref().and_then(OfferFields::to_key),
                 });
             }
-            agg.add_offered(client, ua.as_deref(), protocol, cipher, offer.as_ref());
+            agg.add_numbered(
+                ids,
+                client,
+                ua.as_deref(),
+                (protocol, cipher),
+                offer.as_ref(),
+            );
         });
+        agg.seal_numbered(ids);
         WhatifPartial { lines, agg, listed }
     }
 }
@@ -339,6 +360,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         cipher: format.role(Role::TlsCipher),
         offer: OfferColumns::of(&format),
         list: opts.list_requests,
+        numbering: numbering_limit(run),
     };
     let client_key = crate::tls::effective_client_key(
         opts.client_key,
@@ -358,6 +380,7 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         }));
         Ok(())
     })?;
+    total.drop_numberings();
     let report = total.report(
         &opts.policy,
         client_key,
