@@ -10,6 +10,7 @@
 //! or the run stopped) loses nothing: the next one carries its names again. A worker
 //! whose names outgrow their bytes starts a new numbering under a new tag.
 
+use std::hash::Hasher;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -97,6 +98,11 @@ pub struct ClientIds {
     block: u32,
     marks: Vec<(u32, u32)>,
     entries: Vec<(u32, Tallies)>,
+    /// Lines counted, not yet looked up, and the bytes they name.
+    pending: Vec<Pending>,
+    pending_bytes: Vec<u8>,
+    /// Per pending line: its User-Agent's number and its client hash, then its number.
+    keys: Vec<(u32, u64)>,
 }
 
 /// What a block counted, by number, with the names the merging side may lack.
@@ -116,8 +122,26 @@ pub(crate) struct Numbered {
     bytes: Vec<u8>,
 }
 
-fn combined_hash(ua_hash: u64, addr: &[u8]) -> u64 {
-    (ua_hash ^ key_hash(addr).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+/// The hash a client is filed under: its User-Agent's number and its address.
+fn client_hash(agent: u32, addr: &[u8]) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write_u32(agent);
+    h.write(addr);
+    h.finish()
+}
+
+/// How many counted lines are looked up together ([`ClientIds::count`]).
+const BATCH: usize = 32;
+
+/// A counted line not yet looked up: where its address and User-Agent are in
+/// `pending_bytes`.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    ua_hash: u64,
+    case: u32,
+    n: u64,
+    addr: (u32, u32),
+    ua: (u32, u32),
 }
 
 impl ClientIds {
@@ -135,6 +159,9 @@ impl ClientIds {
             block: 1,
             marks: Vec::new(),
             entries: Vec::new(),
+            pending: Vec::new(),
+            pending_bytes: Vec::new(),
+            keys: Vec::new(),
         }
     }
 
@@ -165,29 +192,33 @@ impl ClientIds {
         }
     }
 
-    /// The number of (`addr`, `ua`), numbering it if new.
-    fn number(&mut self, addr: &[u8], ua: &[u8]) -> u32 {
-        let ua_hash = key_hash(ua);
-        let hash = combined_hash(ua_hash, addr);
-        let (clients, spill, agents) = (&self.clients, &self.spill, &self.agents);
-        let found = self.table.find(hash, |&i| {
-            let Some(c) = clients.get(i as usize) else {
-                return false;
-            };
-            c.hash == hash && c.addr(spill) == addr && agents.key_at(c.agent as usize) == ua
-        });
-        if let Some(&i) = found {
-            return i;
-        }
-        let agent = match self.agents.find_hashed(ua_hash, ua) {
+    /// The number of User-Agent `ua` (whose [`key_hash`] is `ua_hash`), numbering it
+    /// if new.
+    fn agent(&mut self, ua_hash: u64, ua: &[u8]) -> u32 {
+        let a = match self.agents.find_hashed(ua_hash, ua) {
             Some(a) => a,
             None => {
                 self.agent_bytes += ua.len();
                 self.agents.insert_new_hashed(ua_hash, ua, ())
             }
         };
-        let i = self.clients.len() as u32;
-        let named = Named::new(hash, agent as u32, addr, &mut self.spill);
+        u32::try_from(a).unwrap_or(u32::MAX)
+    }
+
+    /// The number of (`addr`, User-Agent number `agent`), whose [`client_hash`] is
+    /// `hash`, numbering it if new.
+    fn client(&mut self, agent: u32, hash: u64, addr: &[u8]) -> u32 {
+        let (clients, spill) = (&self.clients, &self.spill);
+        let found = self.table.find(hash, |&i| {
+            clients
+                .get(i as usize)
+                .is_some_and(|c| c.hash == hash && c.agent == agent && c.addr(spill) == addr)
+        });
+        if let Some(&i) = found {
+            return i;
+        }
+        let i = u32::try_from(self.clients.len()).unwrap_or(u32::MAX);
+        let named = Named::new(hash, agent, addr, &mut self.spill);
         self.clients.push(named);
         self.marks.push((0, 0));
         let clients = &self.clients;
@@ -197,8 +228,52 @@ impl ClientIds {
     }
 
     /// Count `n` requests of `case` for (`addr`, `ua`) in the current block.
+    ///
+    /// Counted lines are looked up [`BATCH`] at a time: the User-Agents first (few, in
+    /// cache), then the clients one after another, then their tallies. A client's
+    /// lookup misses the cache (its table slot, its record); with a line's parsing
+    /// between two lookups the misses came one at a time, in a tight loop they
+    /// overlap.
     pub(crate) fn count(&mut self, addr: &[u8], ua: &[u8], case: u32, n: u64) {
-        let i = self.number(addr, ua);
+        let addr = push(&mut self.pending_bytes, addr);
+        let ua_at = push(&mut self.pending_bytes, ua);
+        self.pending.push(Pending {
+            ua_hash: key_hash(ua),
+            case,
+            n,
+            addr,
+            ua: ua_at,
+        });
+        if self.pending.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// Look up and tally the pending lines, in order.
+    fn flush(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let bytes = std::mem::take(&mut self.pending_bytes);
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        for p in &pending {
+            let agent = self.agent(p.ua_hash, slice(&bytes, p.ua));
+            keys.push((agent, client_hash(agent, slice(&bytes, p.addr))));
+        }
+        for (p, key) in pending.iter().zip(keys.iter_mut()) {
+            key.0 = self.client(key.0, key.1, slice(&bytes, p.addr));
+        }
+        for (p, &(i, _)) in pending.iter().zip(keys.iter()) {
+            self.tally(i, p.case, p.n);
+        }
+        self.keys = keys;
+        self.pending = pending;
+        self.pending.clear();
+        self.pending_bytes = bytes;
+        self.pending_bytes.clear();
+    }
+
+    /// Add `n` requests of `case` to client `i` in the current block.
+    fn tally(&mut self, i: u32, case: u32, n: u64) {
         let block = self.block;
         let Some(mark) = self.marks.get_mut(i as usize) else {
             return;
@@ -216,6 +291,7 @@ impl ClientIds {
     /// What the block counted, with the names the merging side has not acknowledged;
     /// the next count is the next block's.
     pub(crate) fn seal(&mut self) -> Numbered {
+        self.flush();
         let first_client = self.tag.clients.load(Ordering::Acquire);
         let first_agent = self.tag.agents.load(Ordering::Acquire);
         let mut n = Numbered {

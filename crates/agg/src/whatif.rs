@@ -421,12 +421,19 @@ impl WhatifAgg {
         };
         if let Some(mirror) = mirrors.get_mut(at) {
             mirror.learn(&numbered);
-            for (id, mut tallies) in numbered.entries {
+            // Where each stands, first, in a loop of its own: each is a cache miss, and
+            // there they overlap (a block's entries are distinct clients).
+            let standings: Vec<Option<Standing>> = numbered
+                .entries
+                .iter()
+                .map(|(id, _)| mirror.standing(*id))
+                .collect();
+            for ((id, mut tallies), standing) in numbered.entries.into_iter().zip(standings) {
                 for (case, _) in &mut tallies {
                     *case = remap.get(*case as usize).copied().unwrap_or(u32::MAX);
                 }
                 tallies.retain(|(c, _)| *c != u32::MAX);
-                self.merge_one(mirror, id, tallies);
+                self.merge_one(mirror, (id, standing), tallies);
             }
             mirror.acknowledge();
         }
@@ -437,8 +444,13 @@ impl WhatifAgg {
         self.mirrors = mirrors;
     }
 
-    fn merge_one(&mut self, mirror: &mut Mirror, id: u32, tallies: Tallies) {
-        let held = match mirror.standing(id) {
+    fn merge_one(
+        &mut self,
+        mirror: &mut Mirror,
+        (id, standing): (u32, Option<Standing>),
+        tallies: Tallies,
+    ) {
+        let held = match standing {
             Some(Standing::Exact(i)) => Some(i),
             Some(Standing::New) => self.find_named(mirror, id),
             Some(Standing::Sketched) => {

@@ -95,10 +95,11 @@ struct WhatifJob<'f> {
 }
 
 /// The bytes each worker's numbering of clients may take before it starts over
-/// ([`ClientIds`]): a quarter of the memory limit, shared by the workers (the run's
-/// exact clients take the rest), at least 1 MiB.
+/// ([`ClientIds`]): an eighth of the memory limit, shared by the workers, at least
+/// 1 MiB (the merging thread keeps a copy of each numbering's names: about as much
+/// again).
 pub(crate) fn numbering_limit(run: &RunOptions) -> usize {
-    (run.memory_limit / 4 / run.jobs.max(1)).max(1 << 20)
+    (run.memory_limit / 8 / run.jobs.max(1)).max(1 << 20)
 }
 
 struct WhatifPartial {
