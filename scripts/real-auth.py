@@ -73,7 +73,6 @@ import hashlib
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import socket
@@ -89,7 +88,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serverlib import (  # noqa: E402  (needs the sys.path entry above)
     APACHE_MODULES, host_versions, AttachFailed, Fail, PortTaken, alive, apache_basic_auth,
     apache_docroot, apache_head, apache_logformat, apache_prefork, apache_ssl_vhost,
-    children_of, first_line, fix_perms, free_port, log, make_cert,
+    children_cpu_seconds, children_of, first_line, fix_perms, free_port, log, make_cert,
     raise_on_termination, read_pidfile, rel, run, set_prog, stop_group, tail,
     tool_path, tracer_of, wait_port, write_conf)
 
@@ -455,12 +454,6 @@ def in_process_verify(user, pw, h):
         if not ok:
             return None, method + " (did not verify)"
     return statistics.median(times), method
-
-
-def children_cpu_seconds():
-    """User + system CPU time of the children waited for so far."""
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
 
 
 def measure_verification(htpasswd_bin, htp, hashes):

@@ -37,7 +37,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import signal
 import statistics
@@ -50,7 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serverlib import (  # noqa: E402  (needs the sys.path entry above)
     APACHE_MODULES, AttachFailed, Fail, PortTaken, alive, apache_basic_auth,
     apache_docroot, apache_head, apache_logformat, apache_prefork, apache_ssl_vhost,
-    children_of, first_line, fix_perms, free_port, log, make_cert,
+    children_cpu_seconds, children_of, first_line, fix_perms, free_port, log, make_cert,
     raise_on_termination, read_pidfile, reap_group, rel, run, set_prog, stop_group,
     tail, tool_path, tracer_of, wait_port, write_conf)
 
@@ -533,12 +532,6 @@ def apache_conf(d, www, htp, cert, key, port, as_root):
           "CustomLog %s/access.log tlsgap" % d]
     L += apache_ssl_vhost(port, [(cert, key)])
     return write_conf(os.path.join(d, "httpd.conf"), L)
-
-
-def children_cpu_seconds():
-    """User + system CPU time of the children waited for so far."""
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
 
 
 def measure_bcrypt(htpasswd_bin, htp, runs=5):

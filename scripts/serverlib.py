@@ -14,6 +14,7 @@ scripts.  Only the Python standard library is used.
 """
 
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -67,6 +68,13 @@ def run(cmd, step=None, timeout=30, **kw):
             step or "command", " ".join(map(_arg_text, cmd)), timeout))
     except OSError as e:
         raise Fail("%s: cannot run %s: %s" % (step or "command", _arg_text(cmd[0]), e))
+
+
+def children_cpu_seconds():
+    """User + system CPU time of the children waited for so far: a program's cost
+    that another build on the machine does not stretch (its wall time it does)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def tool_path(name):

@@ -301,27 +301,33 @@ impl WhatifAgg {
         (ua, ua_hash, agent): (&[u8], u64, Option<Option<usize>>),
         entry: Entry,
     ) -> Option<(usize, usize)> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let held = if self
+        if !self
             .budget
             .admit(addr.len() + 1 + ua.len() + WHATIF_ENTRY_BYTES)
         {
-            let agent = agent
-                .unwrap_or_else(|| self.agents.find_hashed(ua_hash, ua))
-                .unwrap_or_else(|| self.agents.insert_new_hashed(ua_hash, ua, ()));
-            let key = entry_key(&mut scratch, agent, addr);
-            let place = self
-                .clients
-                .insert_new_hashed(crate::arena::key_hash(key), key, entry);
-            Some((place, agent))
-        } else {
-            self.sketch
-                .get_or_insert_with(Box::default)
-                .add(joined(&mut scratch, addr, ua), &entry.tallies);
-            None
-        };
+            self.sketch_client(addr, ua, &entry.tallies);
+            return None;
+        }
+        let agent = agent
+            .unwrap_or_else(|| self.agents.find_hashed(ua_hash, ua))
+            .unwrap_or_else(|| self.agents.insert_new_hashed(ua_hash, ua, ()));
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let key = entry_key(&mut scratch, agent, addr);
+        let place = self
+            .clients
+            .insert_new_hashed(crate::arena::key_hash(key), key, entry);
         self.scratch = scratch;
-        held
+        Some((place, agent))
+    }
+
+    /// Count a client not held exactly (the budget was spent before it came) in the
+    /// sketch.
+    fn sketch_client(&mut self, addr: &[u8], ua: &[u8], tallies: &[(u32, u64)]) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        self.sketch
+            .get_or_insert_with(Box::default)
+            .add(joined(&mut scratch, addr, ua), tallies);
+        self.scratch = scratch;
     }
 
     /// Count one request (raw logged values; no protocol and no cipher = plain HTTP).
@@ -455,11 +461,7 @@ impl WhatifAgg {
             Some(Standing::New) => self.find_named(mirror, id),
             Some(Standing::Sketched) => {
                 let (addr, _, ua, _, _) = mirror.name(id);
-                let mut scratch = std::mem::take(&mut self.scratch);
-                self.sketch
-                    .get_or_insert_with(Box::default)
-                    .add(joined(&mut scratch, addr, ua), &tallies);
-                self.scratch = scratch;
+                self.sketch_client(addr, ua, &tallies);
                 return;
             }
             None => {
@@ -468,9 +470,7 @@ impl WhatifAgg {
             }
         };
         if let Some(entry) = held.and_then(|i| self.clients.value_at_mut(i)) {
-            for (case, n) in tallies {
-                tally(&mut entry.tallies, case, n);
-            }
+            add_tallies(&mut entry.tallies, tallies);
             return;
         }
         let (addr, agent_no, ua, ua_hash, place) = mirror.name(id);
@@ -571,9 +571,7 @@ impl WhatifAgg {
                     .clients
                     .get_mut_hashed(crate::arena::key_hash(key), key)
                 {
-                    for (pair, n) in entry.tallies {
-                        tally(&mut slot.tallies, pair, n);
-                    }
+                    add_tallies(&mut slot.tallies, entry.tallies);
                     continue;
                 }
             }
@@ -1305,6 +1303,13 @@ pub(crate) fn tally(tallies: &mut Tallies, pair: u32, n: u64) {
     match tallies.iter_mut().find(|(p, _)| *p == pair) {
         Some((_, k)) => *k += n,
         None => tallies.push((pair, n)),
+    }
+}
+
+/// Add a client's tallies from elsewhere (another block) to its tallies here.
+fn add_tallies(tallies: &mut Tallies, from: Tallies) {
+    for (case, n) in from {
+        tally(tallies, case, n);
     }
 }
 
