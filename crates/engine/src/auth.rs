@@ -214,6 +214,10 @@ impl RequestFields {
                 .and_then(|i| rec.raw(i))
                 .map(|c| tlsgap_parser::lossless_text(c).into_owned()),
             head: user.is_some().then(|| line_head(rec, self.user)).flatten(),
+            line_len: user
+                .is_some()
+                .then(|| u32::try_from(rec.line().len() + 1).ok())
+                .flatten(),
             user,
         }
     }
@@ -477,15 +481,19 @@ impl WriteScan {
             }
             self.last_tod = nanos;
         }
-        let call = match t.body {
-            Body::Call(c) | Body::Resumed(c) => c,
+        // A write another thread's line interrupted (`-f` into one file) shows its
+        // bytes on the `<unfinished ...>` line, at the call's start.
+        let (name, call_args, ret) = match t.body {
+            Body::Call(c) | Body::Resumed(c) => (c.name, c.args, c.ret.value),
+            Body::Unfinished { name, args } => (name, args, None),
             _ => return,
         };
-        if !matches!(call.name, b"write" | b"writev" | b"pwrite64") {
+        if !matches!(name, b"write" | b"writev" | b"pwrite64") {
             return;
         }
         let Some(pid) = t.pid.or(hint) else { return };
-        let mut args = strace::args(call.args);
+        let len = written_len(name, call_args, ret);
+        let mut args = strace::args(call_args);
         let Some(fd_arg) = args.next().filter(|a| may_be_log_fd(a)) else {
             return;
         };
@@ -495,16 +503,7 @@ impl WriteScan {
             None => (None, None),
         };
         let logged = args
-            .filter_map(|a| {
-                let inner = strace::inner(a).unwrap_or(a);
-                strace::args(inner)
-                    .chain(std::iter::once(a))
-                    .filter_map(|x| {
-                        let x = x.strip_prefix(b"iov_base=").unwrap_or(x);
-                        strace::quoted(x)
-                    })
-                    .next()
-            })
+            .filter_map(|a| first_string(a, 3))
             .find_map(|(s, cut)| logged_user(&s, cut, self.slot).map(|l| (l, s, cut)));
         if let Some((logged, bytes, cut)) = logged {
             let (user, string_limit) = match logged {
@@ -530,8 +529,35 @@ impl WriteScan {
                 head,
                 cut,
                 fd,
+                len,
             });
         }
+    }
+}
+
+/// The first quoted string in an argument: the argument itself (`write`'s buffer) or
+/// the first inside its brackets and braces, `name=` prefixes dropped (`writev`'s
+/// `[{iov_base="...", iov_len=N}, ...]`), at most `depth` levels down.
+fn first_string(arg: &[u8], depth: u8) -> Option<(std::borrow::Cow<'_, [u8]>, bool)> {
+    let arg = arg.trim_ascii();
+    let arg = arg.strip_prefix(b"iov_base=").unwrap_or(arg);
+    if let Some(s) = strace::quoted(arg) {
+        return Some(s);
+    }
+    let inner = strace::inner(arg).filter(|_| depth > 0)?;
+    strace::args(inner).find_map(|a| first_string(a, depth - 1))
+}
+
+/// The bytes a logging call wrote: `write`'s and `pwrite64`'s count argument (printed
+/// even when the call is unfinished or failed part-way), `writev`'s result.
+fn written_len(name: &[u8], args: &[u8], ret: Option<i64>) -> Option<u64> {
+    let count = || {
+        let arg = strace::args(args).nth(2)?;
+        std::str::from_utf8(arg).ok()?.trim().parse::<u64>().ok()
+    };
+    match name {
+        b"writev" => ret.and_then(|v| u64::try_from(v).ok()),
+        _ => count(),
     }
 }
 
@@ -918,6 +944,7 @@ mod tests {
             head: Vec::new(),
             cut: false,
             fd: Some(fd),
+            len: None,
         };
         let writes = vec![w(7), w(8), w(9)];
         let paths = vec![
@@ -934,6 +961,44 @@ mod tests {
         // A log under another name (a copy): nothing to tell them apart, all kept.
         let kept = keep_given_log(writes, paths, &["copy.txt".to_string()]);
         assert_eq!(kept.len(), 3);
+    }
+
+    #[test]
+    fn writes_carry_their_length_and_unfinished_ones_are_seen() {
+        let mut scan = WriteScan::new(UserSlot::COMBINED, None);
+        let mut out = Vec::new();
+        for line in [
+            // -ff, one file per worker: the whole call on one line.
+            r#"01:11:01.986023 write(8, "127.0.0.1 - bc13user [27/Nov/202"..., 139) = 139"#,
+            // -f into one file: another thread's line cut the call in two.
+            r#"[pid 41] 01:11:02.100000 write(8, "::1 - ann [27/Nov/2026:01:11:02 +"..., 97 <unfinished ...>"#,
+            r#"[pid 42] 01:11:02.100100 read(5, "x", 1) = 1"#,
+            r#"[pid 41] 01:11:02.100200 <... write resumed>) = 97"#,
+            r#"01:11:03.000000 writev(8, [{iov_base="10.0.0.1 - bob [27/Nov/2026:01:11"..., iov_len=120}, {iov_base="
+", iov_len=1}], 2) = 121"#,
+            // A write that failed part-way still asked for the line's length.
+            r#"01:11:04.000000 write(8, "10.0.0.1 - eve [27/Nov/2026:01:11"..., 130) = -1 ENOSPC (No space left on device)"#,
+        ] {
+            scan.line(Some(7), line.as_bytes(), &mut out);
+        }
+        let got: Vec<(u32, Option<&str>, Option<u64>)> = out
+            .iter()
+            .map(|w| (w.pid, w.user.as_deref(), w.len))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (7, Some("bc13user"), Some(139)),
+                (41, Some("ann"), Some(97)),
+                (7, Some("bob"), Some(121)),
+                (7, Some("eve"), Some(130)),
+            ]
+        );
+        // The unfinished write is timed at its start, not at the resume.
+        assert_eq!(
+            out[1].at % 86_400_000_000,
+            (3_600 + 11 * 60 + 2) * 1_000_000 + 100_000
+        );
     }
 
     #[test]

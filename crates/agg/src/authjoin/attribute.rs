@@ -138,7 +138,7 @@ impl<'r> Index<'r> {
         let mut lines: Vec<Vec<usize>> = writes
             .iter()
             .map(|w| match w.epoch_at {
-                Some(at) => self.lines_of_write(w, at).collect(),
+                Some(at) => self.by_length(w, self.lines_of_write(w, at).collect()),
                 None => Vec::new(),
             })
             .collect();
@@ -220,6 +220,25 @@ impl<'r> Index<'r> {
                 break;
             }
         }
+    }
+
+    /// Of the lines `w` can be by its bytes and time, those of its length, when any
+    /// is: a server that logs each request in one `write()` writes the line's bytes
+    /// and its newline, so a write of 139 bytes is not the 140-byte line that began
+    /// in the next second of `%t`. When none has it (a buffered log writes several
+    /// lines at once, a log rewritten with CRLF ends) the length says nothing.
+    fn by_length(&self, w: &LogWrite, mut lines: Vec<usize>) -> Vec<usize> {
+        let Some(len) = w.len else { return lines };
+        let fits = |l: &usize| {
+            self.requests
+                .get(*l)
+                .and_then(|r| r.line_len)
+                .is_some_and(|n| u64::from(n) == len)
+        };
+        if lines.iter().any(fits) {
+            lines.retain(fits);
+        }
+        lines
     }
 
     /// The lines write `i` can be.
@@ -399,6 +418,7 @@ mod tests {
             kind: PathKind::Page,
             client: line.split(' ').next().map(str::to_string),
             head: Some(line.as_bytes().into()),
+            line_len: None,
         }
     }
 
@@ -425,6 +445,7 @@ mod tests {
             head: bytes.as_bytes().to_vec(),
             cut: true,
             fd: Some(8),
+            len: None,
         }
     }
 
@@ -538,6 +559,76 @@ mod tests {
     }
 
     #[test]
+    fn the_write_length_tells_a_line_from_the_next_seconds_line() {
+        // From a real capture (prefork, -s 32, plain %t): bc13user's wrong password
+        // began at 01:11:01.56 and was logged at 01:11:01.986; the retry's line says
+        // 01:11:02, which is within the slack of that write. Only the write's 139
+        // bytes tell that it is the 401's line (139 bytes) and not the 200's (140).
+        let lines = [
+            "127.0.0.1 - bc13user [27/Nov/2026:01:11:01 +0000] \"GET /wiki/index.html \
+             HTTP/1.1\" 401 421 \"-\" \"curl/7.88.1\" TLSv1.3 TLS_AES_256_GCM_SHA384",
+            "127.0.0.1 - bc13user [27/Nov/2026:01:11:02 +0000] \"GET /wiki/index.html \
+             HTTP/1.1\" 200 1395 \"-\" \"curl/7.88.1\" TLSv1.3 TLS_AES_256_GCM_SHA384",
+            "127.0.0.1 - bc13user [27/Nov/2026:01:11:03 +0000] \"GET /wiki/style.css \
+             HTTP/1.1\" 200 900 \"https://127.0.0.1:36355/wiki/index.html\" \
+             \"curl/7.88.1\" TLSv1.3 TLS_AES_256_GCM_SHA384",
+        ];
+        let requests: Vec<Request> = [(lines[0], 1, 401), (lines[1], 2, 200), (lines[2], 3, 200)]
+            .into_iter()
+            .map(|(l, at, status)| Request {
+                line_len: u32::try_from(l.len() + 1).ok(),
+                ..request("bc13user", l, at, status, None)
+            })
+            .collect();
+        let g = gap(12582, S + 564_724, S + 985_492);
+        let bytes = "127.0.0.1 - bc13user [27/Nov/202";
+        let write = |at: i64, len: u64| LogWrite {
+            len: Some(len),
+            user: Some("bc13user".into()),
+            ..cut_write(12582, at, bytes)
+        };
+        let w = [
+            write(S + 986_023, 139),
+            write(3 * S + 211_667, 140),
+            write(4 * S + 427_882, 176),
+        ];
+        let index = Index::new(&requests, false, &w);
+        let payer = attribute(&g, &[g.start], &index, &w).unwrap();
+        assert_eq!(
+            (payer.user.as_str(), payer.method, payer.status),
+            ("bc13user", Method::LogWrite, Some(401))
+        );
+        assert_eq!(
+            pinned_statuses(&index, 3),
+            [Some(401), Some(200), Some(200)]
+        );
+        // Without the lengths each write could be any line that had begun by then:
+        // the first either of two, the others any of three. Nothing is pinned, and the
+        // wrong password's gap has no status.
+        let blind: Vec<LogWrite> = w
+            .iter()
+            .map(|w| LogWrite {
+                len: None,
+                ..w.clone()
+            })
+            .collect();
+        let index = Index::new(&requests, false, &blind);
+        assert_eq!(pinned_statuses(&index, 1), [None]);
+        assert_eq!(
+            attribute(&g, &[g.start], &index, &blind).unwrap().status,
+            None
+        );
+        // A length no line has (a buffered log's write of several lines) leaves the
+        // bytes and the time to decide, as before.
+        let buffered = [write(S + 986_023, 279)];
+        let index = Index::new(&requests, false, &buffered);
+        assert!(matches!(
+            Candidates::of(index.write_lines(0)),
+            Candidates::One { status: None, .. }
+        ));
+    }
+
+    #[test]
     fn cut_bytes_that_fit_two_users_name_neither() {
         let requests = [
             request("alexandra.longname@example.org", LONG, 100, 200, None),
@@ -600,6 +691,7 @@ mod tests {
             head: b"192.0.2.2 - bob [x".to_vec(),
             cut: true,
             fd: Some(8),
+            len: None,
         }];
         let index = Index::new(&requests, false, &w);
         let payer = attribute(&g, &[g.start], &index, &w).unwrap();

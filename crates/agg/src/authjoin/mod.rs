@@ -704,6 +704,7 @@ mod tests {
             kind,
             client: Some("192.0.2.1".into()),
             head: None,
+            line_len: None,
         }
     }
 
@@ -738,6 +739,7 @@ mod tests {
             head: Vec::new(),
             cut: true,
             fd: Some(8),
+            len: None,
         };
         let ev = Evidence {
             // Two checks before one write: only the second is that request's; then a
@@ -800,6 +802,7 @@ mod tests {
                 head: b"127.0.0.1 - ghost [".to_vec(),
                 cut: true,
                 fd: Some(8),
+                len: None,
             }],
             threshold_seconds: 0.05,
             page_budget_seconds: 0.5,

@@ -63,6 +63,9 @@ pub struct Request {
     /// field and some bytes more (at most [`HEAD_MAX`]), to match a worker's log
     /// write in a trace to its line.
     pub head: Option<Box<[u8]>>,
+    /// The line's length in bytes with its newline: the count of the `write()` that
+    /// logged it, when the server writes each line on its own.
+    pub line_len: Option<u32>,
 }
 
 /// The longest line start kept in [`Request::head`] and [`LogWrite::head`].
@@ -91,6 +94,9 @@ pub struct LogWrite {
     /// The file descriptor written to: a server with two logs that start alike
     /// (`CustomLog` twice) writes each request twice, once per descriptor.
     pub fd: Option<i64>,
+    /// The bytes the call wrote (`write`'s count, `writev`'s result): the length of
+    /// the one line it logged, newline included, unless the server buffers its log.
+    pub len: Option<u64>,
 }
 
 /// An `auth` gap from the strace analysis.

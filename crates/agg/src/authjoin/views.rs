@@ -77,6 +77,7 @@ mod tests {
             kind,
             client: Some(client.into()),
             head: None,
+            line_len: None,
         }
     }
 
