@@ -40,6 +40,8 @@ fraction of the space); that is how testdata/auth/real/ is made.
 default 32-byte strings, and a plain combinedssl access.log (no %P, no %D); the
 ground truth comes from a second log, truth.log (the LogFormat above), that tlsgap
 is not given.  --mpm event uses the event MPM (one child, requests in threads).
+--one-file (with --classic) traces with `strace -f -tt` into one file instead of
+-ff's file per thread.
 --classic also adds what a real site has on top of the six users above:
   * three more bcrypt users: bc13user (-B -C 13, ~0.5-1 s per verification; to
     keep the run short it loads the page with its assets in one round only and
@@ -168,6 +170,10 @@ CLASSIC_LOG_FORMAT = ('%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" '
                       "%{SSL_PROTOCOL}x %{SSL_CIPHER}x")
 # --classic --ttt: strace -ttt -T -y, and the operator has %D after combinedssl
 TTT = False
+# --one-file: `strace -f -tt -o trace -p ...`, every traced thread in one file, each
+# line led by its PID; a call another thread's line interrupts is printed in two
+# (`<unfinished ...>`, `<... resumed>`).
+ONE_FILE = False
 TTT_LOG_FORMAT = CLASSIC_LOG_FORMAT + " %D"
 # one line of access.log in --classic mode (either format), to check it against truth.log
 CLASSIC_LOG_RE = re.compile(
@@ -1257,6 +1263,9 @@ def generate(args, outdir, tools, as_root):
     if CLASSIC and TTT:
         # epoch stamps, syscall durations and fd paths; still strace's default -s 32
         flags = ["-ff", "-ttt", "-T", "-y"]
+    elif CLASSIC and ONE_FILE:
+        # `strace -f -tt -o trace -p ...`: one file for all the threads.
+        flags = ["-f", "-tt"]
     elif CLASSIC:
         # `strace -tt -ff -o trace -p ...`: local time of day, strace's default -s 32.
         flags = ["-ff", "-tt"]
@@ -1339,14 +1348,17 @@ def generate(args, outdir, tools, as_root):
             notes += check_classic_log(reqs, os.path.join(outdir, "access.log"))
         tdir = sess.traces_dir()
         files = sorted(os.path.join(tdir, n) for n in os.listdir(tdir)
-                       if re.fullmatch(r"trace\.\d+", n))
+                       if re.fullmatch(r"trace" if ONE_FILE else r"trace\.\d+", n))
         if not files:
             raise Fail("collecting traces: strace wrote no trace files under %s\n%s"
                        % (tdir, tail(sess.strace_err)))
         served = sorted({r["log"]["pid"] for r in reqs})
         seen_htp = {}
+        def trace_of(pid):
+            return sess.trace_base() if ONE_FILE else sess.trace_base() + ".%d" % pid
+
         for r in reqs:
-            tf = sess.trace_base() + ".%d" % r["log"]["pid"]
+            tf = trace_of(r["log"]["pid"])
             if not os.path.exists(tf):
                 raise Fail("collecting traces: no trace file %s for the worker (pid %d) "
                            "that served n=%d" % (tf, r["log"]["pid"], r["n"]))
@@ -1356,8 +1368,9 @@ def generate(args, outdir, tools, as_root):
                                           if r["user"] in verify else
                                           0.0 if r["user"] else None)
         for pid in served:
-            with open(sess.trace_base() + ".%d" % pid, "rb") as f:
+            with open(trace_of(pid), "rb") as f:
                 body = f.read()
+            # (one file holds every thread's lines: the count is the whole run's)
             seen_htp[pid] = body.count(htp.encode())
             if not seen_htp[pid]:
                 notes.append("trace.%d never mentions %s" % (pid, htp))
@@ -1430,7 +1443,7 @@ def generate(args, outdir, tools, as_root):
                 "attach_mode": sess.mode,
                 "string_limit": int(flags[flags.index("-s") + 1]) if "-s" in flags else 32,
                 "files": [rel(f, outdir) for f in files],
-                "output": "per-pid",
+                "output": "one-file" if ONE_FILE else "per-pid",
             },
             "verification": {
                 "method": "CPU time (user + system) of `htpasswd -vb FILE USER PASSWORD` "
@@ -1533,15 +1546,21 @@ def main():
     ap.add_argument("--ttt", action="store_true",
                     help="with --classic: strace -ff -ttt -T -y (epoch stamps, durations, "
                          "fd paths; still -s 32) and ' %%D' after access.log's combinedssl")
+    ap.add_argument("--one-file", action="store_true",
+                    help="with --classic: strace -f -tt into one file (every thread's "
+                         "lines led by its PID) instead of -ff's file per thread")
     ap.add_argument("--mpm", choices=["prefork", "event"], default="prefork",
                     help="Apache's MPM: prefork (a process per request) or event (threads)")
     args = ap.parse_args()
     if args.ttt and not args.classic:
         ap.error("--ttt is only valid with --classic")
+    if args.one_file and (args.ttt or not args.classic):
+        ap.error("--one-file is only valid with --classic, without --ttt")
     outdir = os.path.abspath(args.outdir)
-    global CLASSIC, MPM, TTT, IPV6
+    global CLASSIC, MPM, TTT, IPV6, ONE_FILE
     CLASSIC = args.classic
     TTT = args.ttt
+    ONE_FILE = args.one_file
     MPM = args.mpm
     if CLASSIC:
         use_classic_users()

@@ -491,7 +491,7 @@ fn classic_capture_ties_every_slow_gap_to_its_user() {
     classic_capture(
         "classic_capture_ties_every_slow_gap_to_its_user",
         "prefork",
-        false,
+        Strace::TtPerThread,
     );
 }
 
@@ -502,7 +502,19 @@ fn classic_capture_of_the_event_mpm_follows_threads() {
     classic_capture(
         "classic_capture_of_the_event_mpm_follows_threads",
         "event",
-        false,
+        Strace::TtPerThread,
+    );
+}
+
+/// The event MPM traced the other way operators do it, `strace -f -tt -o trace -p ...`:
+/// every thread in one file, each line led by its thread's ID, and a call that
+/// another thread's line interrupts split into `<unfinished ...>` and `<... resumed>`.
+#[test]
+fn classic_capture_of_the_event_mpm_in_one_file() {
+    classic_capture(
+        "classic_capture_of_the_event_mpm_in_one_file",
+        "event",
+        Strace::TtOneFile,
     );
 }
 
@@ -513,7 +525,7 @@ fn classic_capture_with_ttt_traces_and_a_duration_log() {
     classic_capture(
         "classic_capture_with_ttt_traces_and_a_duration_log",
         "prefork",
-        true,
+        Strace::TttPerThread,
     );
 }
 
@@ -568,7 +580,19 @@ impl Drop for KeepOnFailure {
     }
 }
 
-fn classic_capture(test: &str, mpm: &str, ttt: bool) {
+/// How a classic capture is traced.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strace {
+    /// `strace -ff -tt`: a file per thread.
+    TtPerThread,
+    /// `strace -ff -ttt -T -y`, and `%D` in the log.
+    TttPerThread,
+    /// `strace -f -tt`: one file.
+    TtOneFile,
+}
+
+fn classic_capture(test: &str, mpm: &str, strace: Strace) {
+    let ttt = strace == Strace::TttPerThread;
     if !util::server_test_enabled(
         test,
         &[
@@ -581,8 +605,10 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     let dir = KeepOnFailure(Some(util::tempdir()));
     let out = dir.path().join("classic");
     let mut script = vec!["--classic", "--mpm", mpm, "--apache-mode", "attach"];
-    if ttt {
-        script.push("--ttt");
+    match strace {
+        Strace::TtPerThread => {}
+        Strace::TttPerThread => script.push("--ttt"),
+        Strace::TtOneFile => script.push("--one-file"),
     }
     let mut script: Vec<&std::ffi::OsStr> = script.iter().map(std::ffi::OsStr::new).collect();
     script.push(out.as_os_str());
@@ -591,6 +617,11 @@ fn classic_capture(test: &str, mpm: &str, ttt: bool) {
     assert_eq!(m["apache"]["mpm"], mpm);
     assert_eq!(m["strace"]["string_limit"], 32);
     assert_eq!(m["trace_timestamps"], if ttt { "ttt" } else { "tt" });
+    let one_file = strace == Strace::TtOneFile;
+    assert_eq!(
+        m["strace"]["output"],
+        if one_file { "one-file" } else { "per-pid" }
+    );
     // The operator's LogFormat, as pasted from httpd.conf; the -ttt run's log
     // (combinedssl + %D) is left to auto-detection.
     let log_format = format!(
