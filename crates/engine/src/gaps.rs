@@ -181,14 +181,16 @@ pub(crate) struct BcryptSpeed {
     pub place: &'static str,
 }
 
-/// The speed given (`--bcrypt-speed`), else bcrypt measured on this machine (7 timings,
+/// The speed given (`--bcrypt-speed`), else bcrypt measured on this machine (3 timings,
 /// the median); `None` if the measurement failed its self-check.
 ///
 /// Measured at cost 5 and scaled by 2^3: bcrypt's work doubles with each cost step
 /// (the key schedule runs 2^cost times), so the scaled figure is within about 1 % of a
-/// direct cost-8 timing here, and takes ~20 ms instead of ~120 ms (5 timings at cost 8)
-/// of every `gaps` and `auth` run that labels a gap by it. Seven short timings, not
-/// five: the median then holds when a few are cut by the scheduler on a busy machine.
+/// direct cost-8 timing here. Each timing is the thread's CPU time, which a busy
+/// machine's scheduler does not stretch: three give the same median and spread as seven
+/// did (15 rounds each, idle and with both cores busy; BENCHMARKS.md), in ~15 ms
+/// instead of ~30 ms of every `gaps` and `auth` run that labels a gap by it — on a
+/// trace of a few MB, most of the run.
 pub(crate) fn bcrypt_speed(given: Option<f64>) -> Option<BcryptSpeed> {
     if let Some(seconds) = given {
         return Some(BcryptSpeed {
@@ -197,7 +199,7 @@ pub(crate) fn bcrypt_speed(given: Option<f64>) -> Option<BcryptSpeed> {
         });
     }
     let options = tlsgap_auth::MeasureOptions {
-        samples: 7,
+        samples: 3,
         max_direct_bcrypt_cost: 5,
         ..tlsgap_auth::MeasureOptions::default()
     };
