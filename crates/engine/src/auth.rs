@@ -422,18 +422,33 @@ struct WriteScan {
     anchor: Option<(i64, TraceTz)>,
     /// Per write pushed: the path written to, when `-y` shows it.
     paths: Vec<Option<Vec<u8>>>,
+    /// The thread of lines without a PID in a trace whose name gives none.
+    unprefixed: u32,
 }
 
 impl WriteScan {
-    fn new(slot: UserSlot, anchor: Option<(i64, TraceTz)>) -> WriteScan {
+    fn new(slot: UserSlot, anchor: Option<(i64, TraceTz)>, input: usize) -> WriteScan {
         WriteScan {
             day: 0,
             last_tod: 0,
             slot,
             anchor,
             paths: Vec::new(),
+            unprefixed: unprefixed_thread(input),
         }
     }
+}
+
+/// The thread of the lines of input `input` that carry no PID when the file's name
+/// gives none either: `strace -tt -p PID -o trace` of one process writes no PID, and
+/// the gap analysis calls that thread 0 in every such input. A number no real PID
+/// takes (Linux's are below 2^22), one per input, so that a gap is only ever tied to a
+/// log write of its own trace.
+fn unprefixed_thread(input: usize) -> u32 {
+    u32::MAX
+        - u32::try_from(input)
+            .unwrap_or(u32::MAX / 2)
+            .min(u32::MAX / 2)
 }
 
 /// With `-y`, a write names its file: when some of the workers' log writes go to a
@@ -491,7 +506,7 @@ impl WriteScan {
         if !matches!(name, b"write" | b"writev" | b"pwrite64") {
             return;
         }
-        let Some(pid) = t.pid.or(hint) else { return };
+        let pid = t.pid.or(hint).unwrap_or(self.unprefixed);
         let len = written_len(name, call_args, ret);
         let mut args = strace::args(call_args);
         let Some(fd_arg) = args.next().filter(|a| may_be_log_fd(a)) else {
@@ -774,8 +789,9 @@ pub fn build_report(
         let mut paths = Vec::new();
         let inputs: Vec<_> = names
             .iter()
-            .map(|n| {
-                let mut scan = slot.map(|s| WriteScan::new(s, anchor));
+            .enumerate()
+            .map(|(i, n)| {
+                let mut scan = slot.map(|s| WriteScan::new(s, anchor, i));
                 let read = feed(n, &mut analyzer, notes_out, |hint, line| {
                     if let Some(scan) = scan.as_mut() {
                         scan.line(hint, line, &mut writes);
@@ -810,8 +826,16 @@ pub fn build_report(
                     },
                     Clock::Relative => (None, None),
                 };
+                // Thread 0: the lines of a trace without PIDs (see `unprefixed_thread`).
+                let pid = match g.pid {
+                    0 => inputs
+                        .iter()
+                        .position(|i| i.name == g.file)
+                        .map_or(0, unprefixed_thread),
+                    p => p,
+                };
                 AuthGap {
-                    pid: g.pid,
+                    pid,
                     start,
                     end,
                     epoch_start,
@@ -965,7 +989,7 @@ mod tests {
 
     #[test]
     fn writes_carry_their_length_and_unfinished_ones_are_seen() {
-        let mut scan = WriteScan::new(UserSlot::COMBINED, None);
+        let mut scan = WriteScan::new(UserSlot::COMBINED, None, 0);
         let mut out = Vec::new();
         for line in [
             // -ff, one file per worker: the whole call on one line.
@@ -999,6 +1023,21 @@ mod tests {
             out[1].at % 86_400_000_000,
             (3_600 + 11 * 60 + 2) * 1_000_000 + 100_000
         );
+    }
+
+    #[test]
+    fn a_trace_without_pids_has_one_thread_of_its_own() {
+        // `strace -tt -p PID -o trace`: no PID on the lines, none in the file's name.
+        let line = r#"03:04:12.580278 write(4, "127.0.0.1 - bcuser [27/Nov/2026:"..., 104) = 104"#;
+        let mut out = Vec::new();
+        for input in [0, 1] {
+            let mut scan = WriteScan::new(UserSlot::COMBINED, None, input);
+            scan.line(None, line.as_bytes(), &mut out);
+        }
+        let pids: Vec<u32> = out.iter().map(|w| w.pid).collect();
+        assert_eq!(pids, [unprefixed_thread(0), unprefixed_thread(1)]);
+        assert!(pids.iter().all(|&p| p > 1 << 22), "{pids:?}");
+        assert_ne!(pids[0], pids[1]);
     }
 
     #[test]

@@ -985,3 +985,184 @@ fn per_day_follows_tz() {
     assert_eq!(days(&["--tz", "America/New_York"]), ["2026-11-21"]);
     assert_eq!(days(&["--tz", "+02:00"]), ["2026-11-22"]);
 }
+
+/// Reality from the other server: a real nginx worker with `auth_basic` against an
+/// htpasswd file the real `htpasswd` made (bcrypt cost 10 for `bcuser` and for
+/// `ops@example.org`, {SHA} for `shauser`; nginx checks them with the C library's
+/// `crypt`), strace attached to the worker the way operators do it (`strace -tt -o
+/// trace -p PID`, default `-s 32`), curl as the client, wrong passwords and an unknown
+/// user among the requests. nginx reopens the htpasswd file for every request; each
+/// bcrypt request's gap goes to its user through the worker's log write, with the
+/// status of its line; the {SHA} and unknown users pay nothing.
+#[test]
+fn real_nginx_auth_basic_gaps_go_to_their_users() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    if !util::server_test_enabled(
+        "real_nginx_auth_basic_gaps_go_to_their_users",
+        &["nginx", "strace", "htpasswd", "curl"],
+        "nginx strace apache2-utils curl",
+    ) {
+        return;
+    }
+    let dir = KeepOnFailure(Some(util::tempdir()));
+    let d = dir.path().to_path_buf();
+    let text = |p: &Path| p.to_str().unwrap().to_owned();
+    let htpasswd = util::find_program("htpasswd").unwrap();
+    let users = [
+        ("bcuser", "correct horse", &["-B", "-C", "10"][..]),
+        ("ops@example.org", "battery staple", &["-B", "-C", "10"][..]),
+        ("shauser", "sha secret", &["-s"][..]),
+    ];
+    for (i, (user, pw, flags)) in users.iter().enumerate() {
+        let mut c = Command::new(&htpasswd);
+        if i == 0 {
+            c.arg("-c");
+        }
+        let st = c
+            .args(*flags)
+            .arg("-b")
+            .arg(d.join("htpasswd"))
+            .args([user, pw])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "htpasswd for {user}");
+    }
+    std::fs::create_dir(d.join("www")).unwrap();
+    std::fs::write(d.join("www").join("index.html"), "<p>private</p>\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let conf = d.join("nginx.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+             events {{ worker_connections 16; }}\n\
+             http {{ access_log {d}/access.log combined; client_body_temp_path {d}; \
+             server {{ listen 127.0.0.1:{port}; root {d}/www; \
+             location / {{ auth_basic \"private\"; auth_basic_user_file {d}/htpasswd; }} }} }}\n",
+            d = d.display(),
+        ),
+    )
+    .unwrap();
+    let mut master = Command::new(util::find_program("nginx").unwrap())
+        .args(["-p", &text(&d), "-c", &text(&conf)])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Stop(u32);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").arg(self.0.to_string()).status();
+        }
+    }
+    let _stop = Stop(master.id());
+    let mut worker = None;
+    for _ in 0..100 {
+        let o = Command::new("pgrep")
+            .args(["-P", &master.id().to_string()])
+            .output()
+            .unwrap();
+        let pids = util::stdout(&o);
+        if let Some(p) = pids.lines().next() {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                worker = Some(p.trim().to_string());
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let worker = worker.expect("nginx worker");
+    let trace = d.join("trace");
+    let mut strace = Command::new(util::find_program("strace").unwrap())
+        .args(["-tt", "-p", &worker, "-o", &text(&trace)])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = strace.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("attached") {
+        let n = err.read(&mut buf).unwrap();
+        assert!(n > 0, "strace: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let curl = util::find_program("curl").unwrap();
+    // (user, password, times, expected status)
+    let plan: [(&str, &str, usize, &str); 7] = [
+        ("bcuser", "correct horse", 3, "200"),
+        ("bcuser", "wrong", 2, "401"),
+        ("ops@example.org", "battery staple", 3, "200"),
+        ("ops@example.org", "nope", 1, "401"),
+        ("shauser", "sha secret", 3, "200"),
+        ("shauser", "bad", 1, "401"),
+        ("mallory", "guess", 2, "401"),
+    ];
+    for round in 0..2 {
+        for (user, pw, times, want) in plan {
+            for _ in 0..times {
+                let o = Command::new(&curl)
+                    .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u"])
+                    .arg(format!("{user}:{pw}"))
+                    .arg(format!("http://127.0.0.1:{port}/index.html?r={round}"))
+                    .output()
+                    .unwrap();
+                assert_eq!(util::stdout(&o), want, "{user} {pw}");
+            }
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let _ = Command::new("kill")
+        .args(["-INT", &strace.id().to_string()])
+        .status();
+    strace.wait().unwrap();
+    let _ = Command::new("kill").arg(master.id().to_string()).status();
+    let _ = master.wait();
+    let v = auth(
+        &d,
+        &[
+            "--log",
+            "access.log",
+            "--htpasswd",
+            "htpasswd",
+            "--traces",
+            "trace",
+        ],
+    );
+    let a = &v["attribution"];
+    assert!(a["unattributed"].as_u64().unwrap() <= 1, "{v}");
+    assert_eq!(a["user_cut_off"], 0, "{v}");
+    let user = |name: &str| {
+        v["users"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["user"] == name)
+            .unwrap_or_else(|| panic!("{name} in {v}"))
+            .clone()
+    };
+    for (name, requests, wrong) in [("bcuser", 10, 4), ("ops@example.org", 8, 2)] {
+        let u = user(name);
+        assert_eq!(u["observed_gaps"]["count"], requests, "{name}: {u}");
+        assert_eq!(u["observed_gaps_401"], wrong, "{name}: {u}");
+        assert_eq!(u["requests_401"], wrong, "{name}: {u}");
+    }
+    // {SHA} costs microseconds; on a loaded machine a stop right after the read can
+    // still look like a gap, rarely.
+    let sha = user("shauser");
+    assert!(
+        sha["observed_gaps"].is_null() || sha["observed_gaps"]["count"].as_u64() <= Some(1),
+        "{sha}"
+    );
+    let mallory = user("mallory");
+    assert!(mallory["observed_gaps"].is_null(), "{mallory}");
+    assert_eq!(mallory["requests_401"], 4, "{mallory}");
+    assert!(
+        a["by_log_write"].as_u64().unwrap() >= 18,
+        "nginx writes each request's line itself: {v}"
+    );
+}
