@@ -996,7 +996,6 @@ fn per_day_follows_tz() {
 /// status of its line; the {SHA} and unknown users pay nothing.
 #[test]
 fn real_nginx_auth_basic_gaps_go_to_their_users() {
-    use std::io::Read;
     use std::process::{Command, Stdio};
     if !util::server_test_enabled(
         "real_nginx_auth_basic_gaps_go_to_their_users",
@@ -1007,7 +1006,6 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
     }
     let dir = KeepOnFailure(Some(util::tempdir()));
     let d = dir.path().to_path_buf();
-    let text = |p: &Path| p.to_str().unwrap().to_owned();
     let htpasswd = util::find_program("htpasswd").unwrap();
     let users = [
         ("bcuser", "correct horse", &["-B", "-C", "10"][..]),
@@ -1031,14 +1029,7 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
     }
     std::fs::create_dir(d.join("www")).unwrap();
     std::fs::write(d.join("www").join("index.html"), "<p>private</p>\n").unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let conf = d.join("nginx.conf");
-    std::fs::write(
-        &conf,
+    let mut nginx = util::TracedNginx::start(&d, |port| {
         format!(
             "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
              events {{ worker_connections 16; }}\n\
@@ -1046,51 +1037,9 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
              server {{ listen 127.0.0.1:{port}; root {d}/www; \
              location / {{ auth_basic \"private\"; auth_basic_user_file {d}/htpasswd; }} }} }}\n",
             d = d.display(),
-        ),
-    )
-    .unwrap();
-    let mut master = Command::new(util::find_program("nginx").unwrap())
-        .args(["-p", &text(&d), "-c", &text(&conf)])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    struct Stop(u32);
-    impl Drop for Stop {
-        fn drop(&mut self) {
-            let _ = Command::new("kill").arg(self.0.to_string()).status();
-        }
-    }
-    let _stop = Stop(master.id());
-    let mut worker = None;
-    for _ in 0..100 {
-        let o = Command::new("pgrep")
-            .args(["-P", &master.id().to_string()])
-            .output()
-            .unwrap();
-        let pids = util::stdout(&o);
-        if let Some(p) = pids.lines().next() {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                worker = Some(p.trim().to_string());
-                break;
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let worker = worker.expect("nginx worker");
-    let trace = d.join("trace");
-    let mut strace = Command::new(util::find_program("strace").unwrap())
-        .args(["-tt", "-p", &worker, "-o", &text(&trace)])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = strace.stderr.take().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("attached") {
-        let n = err.read(&mut buf).unwrap();
-        assert!(n > 0, "strace: {}", String::from_utf8_lossy(&seen));
-        seen.extend_from_slice(&buf[..n]);
-    }
+        )
+    });
+    let port = nginx.port;
     let curl = util::find_program("curl").unwrap();
     // (user, password, times, expected status)
     let plan: [(&str, &str, usize, &str); 7] = [
@@ -1116,12 +1065,7 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let _ = Command::new("kill")
-        .args(["-INT", &strace.id().to_string()])
-        .status();
-    strace.wait().unwrap();
-    let _ = Command::new("kill").arg(master.id().to_string()).status();
-    let _ = master.wait();
+    nginx.stop();
     let v = auth(
         &d,
         &[

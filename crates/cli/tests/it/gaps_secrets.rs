@@ -191,15 +191,8 @@ fn real_nginx_traced_with_default_s_never_shows_a_split_credential() {
     }
     let dir = util::tempdir();
     let d = dir.path();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     std::fs::create_dir(d.join("logs")).unwrap();
-    let conf = d.join("nginx.conf");
-    std::fs::write(
-        &conf,
+    let mut nginx = util::TracedNginx::start(d, |port| {
         format!(
             "daemon off; worker_processes 1; pid {pid}; error_log stderr;\n\
              events {{ worker_connections 16; }}\n\
@@ -207,54 +200,9 @@ fn real_nginx_traced_with_default_s_never_shows_a_split_credential() {
              server {{ listen 127.0.0.1:{port}; location / {{ return 200 \"ok\\n\"; }} }} }}\n",
             pid = d.join("nginx.pid").display(),
             d = d.display(),
-        ),
-    )
-    .unwrap();
-    let nginx = util::find_program("nginx").unwrap();
-    let mut master = Command::new(nginx)
-        .args(["-p", path_str(d), "-c", path_str(&conf)])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    struct Stop(u32);
-    impl Drop for Stop {
-        fn drop(&mut self) {
-            let _ = Command::new("kill").arg(self.0.to_string()).status();
-        }
-    }
-    let _stop = Stop(master.id());
-    // The worker: the master's child, once nginx listens.
-    let mut worker = None;
-    for _ in 0..100 {
-        let o = Command::new("pgrep")
-            .args(["-P", &master.id().to_string()])
-            .output()
-            .unwrap();
-        let pids = util::stdout(&o);
-        if let Some(p) = pids.lines().next() {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                worker = Some(p.trim().to_string());
-                break;
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let worker = worker.expect("nginx worker");
-    let trace = d.join("trace");
-    let mut strace = Command::new(util::find_program("strace").unwrap())
-        .args(["-tt", "-p", &worker, "-o", path_str(&trace)])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // strace says "Process N attached" once it is.
-    let mut err = strace.stderr.take().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("attached") {
-        let n = err.read(&mut buf).unwrap();
-        assert!(n > 0, "strace: {}", String::from_utf8_lossy(&seen));
-        seen.extend_from_slice(&buf[..n]);
-    }
+        )
+    });
+    let (port, trace) = (nginx.port, nginx.trace.clone());
     // "dave:hunter2" in Basic, split inside the credential.
     let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     c.set_nodelay(true).unwrap();
@@ -267,12 +215,7 @@ fn real_nginx_traced_with_default_s_never_shows_a_split_credential() {
     c.read_to_string(&mut reply).unwrap();
     assert!(reply.contains("200"), "{reply}");
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let _ = Command::new("kill")
-        .args(["-INT", &strace.id().to_string()])
-        .status();
-    strace.wait().unwrap();
-    let _ = Command::new("kill").arg(master.id().to_string()).status();
-    let _ = master.wait();
+    nginx.stop();
     let traced = std::fs::read_to_string(&trace).unwrap();
     assert!(
         traced.contains("ZTpodW50ZXIy"),

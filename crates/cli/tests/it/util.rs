@@ -405,3 +405,97 @@ pub fn python_ready(test: &str, modules: &[&str], pip: &str, purpose: &str) -> b
         ),
     }
 }
+
+/// A real nginx on 127.0.0.1 (one worker, started in a directory of the test's) with
+/// strace attached to its worker the way operators do it: `strace -tt -p PID -o
+/// trace`, strace's default `-s 32`. Both are stopped when it is dropped.
+pub struct TracedNginx {
+    master: std::process::Child,
+    strace: Option<std::process::Child>,
+    /// The port nginx listens on.
+    pub port: u16,
+    /// strace's output file.
+    pub trace: PathBuf,
+}
+
+impl TracedNginx {
+    /// Start nginx in `dir` with the configuration `conf(port)` returns (`daemon off`,
+    /// one worker), wait until its worker accepts connections, and attach strace to it.
+    pub fn start(dir: &Path, conf: impl FnOnce(u16) -> String) -> TracedNginx {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf_path = dir.join("nginx.conf");
+        std::fs::write(&conf_path, conf(port)).unwrap();
+        let master = Command::new(find_program("nginx").unwrap())
+            .args(["-p", path_str(dir), "-c", path_str(&conf_path)])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let trace = dir.join("trace");
+        let mut nginx = TracedNginx {
+            master,
+            strace: None,
+            port,
+            trace,
+        };
+        // The worker: the master's child, once nginx listens.
+        let mut worker = None;
+        for _ in 0..100 {
+            let o = Command::new("pgrep")
+                .args(["-P", &nginx.master.id().to_string()])
+                .output()
+                .unwrap();
+            let pids = stdout(&o);
+            if let Some(p) = pids.lines().next() {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    worker = Some(p.trim().to_string());
+                    break;
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let worker = worker.expect("nginx worker");
+        let mut strace = Command::new(find_program("strace").unwrap())
+            .args(["-tt", "-p", &worker, "-o", path_str(&nginx.trace)])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // strace says "Process N attached" once it is.
+        let mut err = strace.stderr.take().unwrap();
+        nginx.strace = Some(strace);
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("attached") {
+            let n = err.read(&mut buf).unwrap();
+            assert!(n > 0, "strace: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(buf.get(..n).unwrap_or_default());
+        }
+        nginx
+    }
+
+    /// Detach strace (the trace is then complete) and stop nginx.
+    pub fn stop(&mut self) {
+        use std::process::Command;
+        if let Some(mut s) = self.strace.take() {
+            let _ = Command::new("kill")
+                .args(["-INT", &s.id().to_string()])
+                .status();
+            let _ = s.wait();
+        }
+        let _ = Command::new("kill")
+            .arg(self.master.id().to_string())
+            .status();
+        let _ = self.master.wait();
+    }
+}
+
+impl Drop for TracedNginx {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
