@@ -181,7 +181,6 @@ fn split_secrets_do_not_reach_parquet() {
 #[test]
 fn real_nginx_traced_with_default_s_never_shows_a_split_credential() {
     use std::io::{Read, Write};
-    use std::process::{Command, Stdio};
     if !util::server_test_enabled(
         "real_nginx_traced_with_default_s_never_shows_a_split_credential",
         &["nginx", "strace"],
