@@ -7,8 +7,9 @@
 //! 2. Verify it once (warm-up and self-check: it must be a [`Verification::Match`],
 //!    else the scheme is reported as not measured).
 //! 3. Take [`MeasureOptions::samples`] timings and keep the median. A timing is one
-//!    verification when one takes at least [`BATCH_SECONDS`]; cheaper schemes are
-//!    verified in a batch that long and the batch time divided by its size. A timing
+//!    verification when one takes at least [`MeasureOptions::batch_micros`] (by default
+//!    [`BATCH_SECONDS`]); cheaper schemes are verified in a batch that long and the
+//!    batch time divided by its size. A timing
 //!    is the measuring thread's **CPU time** (wall time only where the system has no
 //!    per-thread clock): the speed of one core of this machine, whatever else it runs
 //!    at that moment. Wall time made the figure depend on the load during the
@@ -50,16 +51,21 @@ pub struct MeasureOptions {
     pub max_direct_bcrypt_cost: u32,
     /// SHA-crypt rounds above this are measured at this many rounds and scaled linearly.
     pub max_direct_rounds: u32,
+    /// A timing is at least this many microseconds: verifications shorter than this
+    /// are timed in batches.
+    pub batch_micros: u32,
 }
 
 impl Default for MeasureOptions {
     /// 7 samples (a median that holds still between runs), bcrypt up to cost 10 and
-    /// SHA-crypt up to 50 000 rounds measured directly.
+    /// SHA-crypt up to 50 000 rounds measured directly, timings of at least
+    /// [`BATCH_SECONDS`].
     fn default() -> Self {
         MeasureOptions {
             samples: 7,
             max_direct_bcrypt_cost: 10,
             max_direct_rounds: 50_000,
+            batch_micros: (BATCH_SECONDS * 1e6) as u32,
         }
     }
 }
@@ -123,7 +129,7 @@ where
     let mut time_directly = |scheme: Scheme| -> Option<Timing> {
         *direct
             .entry(scheme)
-            .or_insert_with(|| time_verification(scheme, options.samples))
+            .or_insert_with(|| time_verification(scheme, options))
     };
     let mut distinct: Vec<Scheme> = schemes.into_iter().collect();
     distinct.sort();
@@ -210,7 +216,7 @@ struct Timing {
 
 /// Hashes a fresh random password at `scheme` and times its verification, or `None` if
 /// the scheme has no implementation or fails its self-check.
-fn time_verification(scheme: Scheme, samples: usize) -> Option<Timing> {
+fn time_verification(scheme: Scheme, options: &MeasureOptions) -> Option<Timing> {
     let password = random_password();
     let hash = make_hash(scheme, &password)?;
     let check = || verify::verify(scheme, black_box(hash.as_bytes()), black_box(&password));
@@ -220,14 +226,15 @@ fn time_verification(scheme: Scheme, samples: usize) -> Option<Timing> {
         return None;
     }
     let once = start.elapsed().as_secs_f64();
-    let batch = if once >= BATCH_SECONDS {
+    let least = f64::from(options.batch_micros) / 1e6;
+    let batch = if once >= least {
         1
     } else {
         // At most 100 000 per batch so that a mis-measured warm-up cannot run away.
-        ((BATCH_SECONDS / once.max(1e-7)).ceil() as usize).clamp(1, 100_000)
+        ((least / once.max(1e-7)).ceil() as usize).clamp(1, 100_000)
     };
 
-    let mut per_verification: Vec<f64> = (0..samples.max(1))
+    let mut per_verification: Vec<f64> = (0..options.samples.max(1))
         .map(|_| {
             let start = Stopwatch::start();
             for _ in 0..batch {

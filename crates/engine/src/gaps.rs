@@ -188,9 +188,10 @@ pub(crate) struct BcryptSpeed {
 /// (the key schedule runs 2^cost times), so the scaled figure is within about 1 % of a
 /// direct cost-8 timing here. Each timing is the thread's CPU time, which a busy
 /// machine's scheduler does not stretch: three give the same median and spread as seven
-/// did (15 rounds each, idle and with both cores busy; BENCHMARKS.md), in ~15 ms
-/// instead of ~30 ms of every `gaps` and `auth` run that labels a gap by it — on a
-/// trace of a few MB, most of the run.
+/// did (15 rounds each, idle and with both cores busy; BENCHMARKS.md), and a timing of
+/// one verification (≥ 1 ms; cost 5 takes ~1.9 ms here) the same as one of two (the
+/// default ≥ 2 ms; 25 rounds each): ~9 ms instead of ~30 ms of every `gaps` and `auth`
+/// run that labels a gap by it — on a trace of a few MB, most of the run.
 pub(crate) fn bcrypt_speed(given: Option<f64>) -> Option<BcryptSpeed> {
     if let Some(seconds) = given {
         return Some(BcryptSpeed {
@@ -201,6 +202,7 @@ pub(crate) fn bcrypt_speed(given: Option<f64>) -> Option<BcryptSpeed> {
     let options = tlsgap_auth::MeasureOptions {
         samples: 3,
         max_direct_bcrypt_cost: 5,
+        batch_micros: 1000,
         ..tlsgap_auth::MeasureOptions::default()
     };
     let scheme = tlsgap_auth::Scheme::Bcrypt {

@@ -546,10 +546,8 @@ pub(super) fn feed_call(carry: &mut Carry, src: &[u8], sel: DataSel, scratch: &m
 /// The first plausible hash in the quoted strings of `src`: what [`redact_into`]
 /// returns, without copying or decoding the strings that cannot hold one.
 pub(super) fn hash_in(src: &[u8], scratch: &mut Vec<u8>) -> Option<HashInfo> {
-    // `contains` on bytes is a word-at-a-time search: most calls stop here.
-    if !(src.contains(&b'$') || src.contains(&b'{') || src.contains(&b'\\')) {
-        return None;
-    }
+    // `may_hold_hash` looks at the `$`, `{` and `\\` bytes only (one SIMD search for
+    // the three): most calls have none and stop there.
     if !may_hold_hash(src) {
         return None;
     }
@@ -607,13 +605,9 @@ pub(super) fn may_hold_hash(src: &[u8]) -> bool {
         Some(b'\\') => Some(escape_at(src, k).0),
         b => b.copied(),
     };
-    let mut k = 0;
-    while let Some(p) = src
-        .get(k..)
-        .and_then(|t| t.iter().position(|&b| matches!(b, b'$' | b'{' | b'\\')))
-    {
-        let Some(&b) = src.get(k + p) else { break };
-        k += p + 1;
+    for at in memchr::memchr3_iter(b'$', b'{', b'\\', src) {
+        let Some(&b) = src.get(at) else { break };
+        let k = at + 1;
         let found = match b {
             b'$' => matches!(
                 next(k),
