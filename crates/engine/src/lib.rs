@@ -46,6 +46,7 @@ pub mod lines;
 pub mod runner;
 pub mod state;
 pub mod uakind;
+mod uapattern;
 pub mod window;
 
 pub mod auth;

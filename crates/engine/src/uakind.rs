@@ -1,6 +1,8 @@
 //! Client kind from a User-Agent: the uap-core dataset (vendored in
-//! `crates/engine/data/uap-core`, see `scripts/vendor-uap-core.py`) run by the
-//! `ua-parser` crate, then a mapping of its answers to tlsgap's four kinds:
+//! `crates/engine/data/uap-core`, see `scripts/vendor-uap-core.py`), read with the
+//! `ua-parser` crate and answered as that crate answers it (each pattern compiled
+//! alone, module `uapattern`; the tests hold the answers to the crate's own), then
+//! a mapping of its answers to tlsgap's four kinds:
 //!
 //! - `bot`: uap-core's device family `Spider` (its crawler/bot verdict), unless the
 //!   browser family is one of the HTTP libraries below (uap-core files some libraries,
@@ -11,6 +13,8 @@
 //! - `unknown`: uap-core's `Other`, or no User-Agent.
 
 use tlsgap_agg::whatif::ClientKind;
+
+use crate::uapattern::{DevicePattern, FamilyPattern};
 
 /// uap-core user-agent families that are HTTP libraries or command-line clients.
 const LIBRARY_FAMILIES: &[&str] = &[
@@ -49,10 +53,10 @@ pub struct Classifier {
     /// uap-core's user-agent patterns, each compiled on first need.
     families: Families,
     /// The `Spider` device patterns that come first in the dataset, before any other.
-    leading_spiders: ua_parser::device::Extractor<'static>,
+    leading_spiders: Vec<DevicePattern>,
     /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one),
     /// each alone, with its place in the dataset, in dataset order.
-    later_spiders: Vec<(usize, ua_parser::device::Extractor<'static>)>,
+    later_spiders: Vec<(usize, DevicePattern)>,
     /// The other device patterns before the last later spider pattern, prepared on
     /// first need.
     earlier: std::cell::OnceCell<Vec<Earlier>>,
@@ -66,7 +70,7 @@ struct Earlier {
     /// What a User-Agent must contain for the pattern to match.
     need: Need,
     /// The pattern alone, compiled on first need (`None`: it failed to build).
-    compiled: std::cell::OnceCell<Option<ua_parser::device::Extractor<'static>>>,
+    compiled: std::cell::OnceCell<Option<DevicePattern>>,
 }
 
 /// What a User-Agent must contain for a pattern to match: for every set here, one of
@@ -176,18 +180,13 @@ fn is_spider(p: &ua_parser::device::Parser<'_>) -> bool {
     p.device_replacement.as_deref() == Some("Spider")
 }
 
-/// A copy of a device pattern (the crate's type is not `Clone`).
-fn copy_parser(p: &ua_parser::device::Parser<'static>) -> ua_parser::device::Parser<'static> {
-    ua_parser::device::Parser {
-        regex: p.regex.clone(),
-        regex_flag: p
-            .regex_flag
-            .as_ref()
-            .map(|_| ua_parser::device::Flag::IgnoreCase),
-        device_replacement: p.device_replacement.clone(),
-        brand_replacement: p.brand_replacement.clone(),
-        model_replacement: p.model_replacement.clone(),
-    }
+/// A device pattern compiled alone ([`DevicePattern`]; `None`: it does not build).
+fn device_pattern(p: &ua_parser::device::Parser<'_>) -> Option<DevicePattern> {
+    DevicePattern::new(
+        &p.regex,
+        p.regex_flag.is_some(),
+        p.device_replacement.as_deref(),
+    )
 }
 
 /// One user-agent pattern, with what a User-Agent must hold for it to match.
@@ -195,7 +194,7 @@ struct Family {
     parser: ua_parser::user_agent::Parser<'static>,
     need: Need,
     /// The pattern alone, compiled on first need (`None`: it failed to build).
-    compiled: std::cell::OnceCell<Option<ua_parser::user_agent::Extractor<'static>>>,
+    compiled: std::cell::OnceCell<Option<FamilyPattern>>,
 }
 
 /// What each user-agent pattern needs ([`Need::of`]), stored like [`NEEDS`].
@@ -253,20 +252,6 @@ fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Families {
         first_literals,
         owner,
         always,
-    }
-}
-
-/// A copy of a user-agent pattern (the crate's type is not `Clone`).
-fn copy_ua_parser(
-    p: &ua_parser::user_agent::Parser<'static>,
-) -> ua_parser::user_agent::Parser<'static> {
-    ua_parser::user_agent::Parser {
-        regex: p.regex.clone(),
-        family_replacement: p.family_replacement.clone(),
-        v1_replacement: p.v1_replacement.clone(),
-        v2_replacement: p.v2_replacement.clone(),
-        v3_replacement: p.v3_replacement.clone(),
-        v4_replacement: p.v4_replacement.clone(),
     }
 }
 
@@ -369,18 +354,27 @@ impl std::fmt::Debug for Classifier {
 
 const DATA: &str = include_str!("../data/uap-core/regexes.json");
 
-fn dataset_error(e: &dyn std::fmt::Display) -> crate::Error {
-    crate::err!("the User-Agent dataset: {e}")
+/// The spider pattern `p`, compiled, or the error that the dataset is broken.
+fn spider_pattern(p: &ua_parser::device::Parser<'_>) -> crate::Result<DevicePattern> {
+    device_pattern(p).ok_or_else(|| {
+        crate::err!(
+            "the User-Agent dataset: the spider pattern {:?} does not build",
+            p.regex
+        )
+    })
 }
 
+/// The whole device set as `ua-parser` builds it (the tests' reference).
+#[cfg(test)]
 fn devices<'a>(
     parsers: impl IntoIterator<Item = ua_parser::device::Parser<'a>>,
 ) -> crate::Result<ua_parser::device::Extractor<'a>> {
+    let error = |e: &dyn std::fmt::Display| crate::err!("the User-Agent dataset: {e}");
     ua_parser::device::Builder::new()
         .push_all(parsers)
-        .map_err(|e| dataset_error(&e))?
+        .map_err(|e| error(&e))?
         .build()
-        .map_err(|e| dataset_error(&e))
+        .map_err(|e| error(&e))
 }
 
 impl Classifier {
@@ -393,17 +387,17 @@ impl Classifier {
         let mut later = Vec::new();
         for (_, p) in parsers.by_ref() {
             if is_spider(&p) {
-                leading.push(p);
+                leading.push(spider_pattern(&p)?);
             } else {
                 break;
             }
         }
         for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
-            later.push((i, devices([p])?));
+            later.push((i, spider_pattern(&p)?));
         }
         Ok(Classifier {
             families,
-            leading_spiders: devices(leading)?,
+            leading_spiders: leading,
             later_spiders: later,
             earlier: std::cell::OnceCell::new(),
         })
@@ -415,13 +409,13 @@ impl Classifier {
     /// pattern (a phone, a Kindle whose browser is "Silk") may match first, so those
     /// before `k` are tried in order, each only if the User-Agent holds what it needs.
     fn spider(&self, user_agent: &str) -> bool {
-        if self.leading_spiders.extract(user_agent).is_some() {
+        if self.leading_spiders.iter().any(|p| p.matches(user_agent)) {
             return true;
         }
         let Some(k) = self
             .later_spiders
             .iter()
-            .find(|(_, e)| e.extract(user_agent).is_some())
+            .find(|(_, e)| e.matches(user_agent))
             .map(|(i, _)| *i)
         else {
             return false;
@@ -432,13 +426,11 @@ impl Classifier {
             if !e.need.may_match(user_agent.as_bytes()) {
                 continue;
             }
-            let compiled = e
-                .compiled
-                .get_or_init(|| devices([copy_parser(&e.parser)]).ok());
+            let compiled = e.compiled.get_or_init(|| device_pattern(&e.parser));
             match compiled {
                 Some(d) => {
-                    if let Some(v) = d.extract(user_agent) {
-                        return v.device == "Spider";
+                    if let Some(device) = d.device(user_agent) {
+                        return device == "Spider";
                     }
                 }
                 // Not reached (the whole dataset builds in the tests).
@@ -470,14 +462,10 @@ impl Classifier {
                 continue;
             }
             let compiled = p.compiled.get_or_init(|| {
-                ua_parser::user_agent::Builder::new()
-                    .push(copy_ua_parser(&p.parser))
-                    .ok()?
-                    .build()
-                    .ok()
+                FamilyPattern::new(&p.parser.regex, p.parser.family_replacement.as_deref())
             });
-            if let Some(v) = compiled.as_ref().and_then(|e| e.extract(user_agent)) {
-                return Some(v.family.to_string());
+            if let Some(family) = compiled.as_ref().and_then(|e| e.family(user_agent)) {
+                return Some(family);
             }
         }
         None
@@ -603,8 +591,8 @@ mod tests {
         for ua in &uas {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
             assert_eq!(c.spider(ua), want, "{ua}");
-            if c.leading_spiders.extract(ua).is_none()
-                && c.later_spiders.iter().any(|(_, e)| e.extract(ua).is_some())
+            if !c.leading_spiders.iter().any(|p| p.matches(ua))
+                && c.later_spiders.iter().any(|(_, e)| e.matches(ua))
             {
                 lazy_needed += 1;
             }

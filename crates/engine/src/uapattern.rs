@@ -1,0 +1,303 @@
+//! One uap-core pattern compiled and answered the way the `ua-parser` crate answers
+//! it, without the prefilter `regex-filtered` builds around every set of patterns.
+//!
+//! The classifier ([`crate::uakind`]) compiles the patterns one at a time, each on
+//! first need, and picks the ones to try with its own prefilter. Built as one-pattern
+//! `ua-parser` extractors, each carried a `regex-filtered` prefilter of its own: a
+//! model of the pattern's literals at compile time and an Aho-Corasick pass over the
+//! User-Agent before every match. For one pattern that filter only repeats what the
+//! regex does, and it was about half of the classifier's time (issue 12: callgrind,
+//! 200 000 lines with 4 400 distinct User-Agents: 481 M instructions in the
+//! classifier, 121 M of them in the extractors' prefilter, 108 M in their models and
+//! automata).
+//!
+//! What is kept of `ua-parser`'s semantics, as its documentation and tests state it:
+//! the pattern is rewritten first (`\d`, `\D`, `\w`, `\W` become ASCII classes;
+//! `{0,N}`/`{1,N}` with N of three digits or more become `*`/`+`), compiled by `regex`
+//! with the dataset's case flag; the family is the replacement with `$1` put in, the
+//! replacement alone, or the first group (an empty group counts as none); the device
+//! is the replacement expanded with the groups and trimmed, or the first group. The
+//! tests in [`crate::uakind`] check the answers against the crate's, pattern set
+//! against pattern set.
+
+use std::borrow::Cow;
+
+/// `ua-parser`'s rewrite of a dataset pattern before it is compiled: escaped `d`, `D`,
+/// `w`, `W` (also inside a class) become `[0-9]`, `[^0-9]`, `[A-Za-z0-9_]`,
+/// `[^A-Za-z0-9_]`; outside a class, a `{0,N}` or `{1,N}` whose N has three digits or
+/// more becomes `*` or `+`. The bytes read while looking at a `{` are not looked at
+/// again (a `\` or `[` right after `{`, `{0` or `{0,` starts nothing), and a pattern
+/// that starts with an unescaped `{` is left as it is, as the crate does.
+pub(crate) fn rewrite(re: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    // Where the text not copied to `out` yet starts.
+    let mut from = 0;
+    let mut chars = re.char_indices();
+    let mut escape = false;
+    // Open classes; an unmatched `]` takes it below zero, as in the crate.
+    let mut class: i64 = 0;
+    'next: while let Some((at, c)) = chars.next() {
+        if escape {
+            escape = false;
+            let class_text = match c {
+                'd' => Some("[0-9]"),
+                'D' => Some("[^0-9]"),
+                'w' => Some("[A-Za-z0-9_]"),
+                'W' => Some("[^A-Za-z0-9_]"),
+                _ => None,
+            };
+            if let Some(text) = class_text {
+                // `at - 1` is the backslash.
+                out.push_str(re.get(from..at - 1).unwrap_or_default());
+                out.push_str(text);
+                from = at + 1;
+            }
+            continue;
+        }
+        match c {
+            '\\' => escape = true,
+            '[' => class += 1,
+            ']' => class -= 1,
+            '{' if class == 0 => {
+                if at == 0 {
+                    return Cow::Borrowed(re);
+                }
+                let Some((_, low)) = chars.next() else {
+                    continue;
+                };
+                if low != '0' && low != '1' {
+                    continue;
+                }
+                if !matches!(chars.next(), Some((_, ','))) {
+                    continue;
+                }
+                let mut digits = 0;
+                for (end, d) in chars.by_ref() {
+                    match d {
+                        '}' if digits > 2 => {
+                            out.push_str(re.get(from..at).unwrap_or_default());
+                            out.push(if low == '0' { '*' } else { '+' });
+                            from = end + 1;
+                            continue 'next;
+                        }
+                        d if d.is_ascii_digit() => digits += 1,
+                        _ => continue 'next,
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if from == 0 {
+        return Cow::Borrowed(re);
+    }
+    out.push_str(re.get(from..).unwrap_or_default());
+    Cow::Owned(out)
+}
+
+/// A dataset pattern compiled as `ua-parser` compiles it (`None`: it does not build).
+fn compile(pattern: &str, ignore_case: bool) -> Option<regex::Regex> {
+    regex::RegexBuilder::new(&rewrite(pattern))
+        .case_insensitive(ignore_case)
+        .build()
+        .ok()
+}
+
+/// Group `i` of a match, unless it did not take part or is empty.
+fn group<'h>(c: &regex::Captures<'h>, i: usize) -> Option<&'h str> {
+    c.get(i).map(|m| m.as_str()).filter(|s| !s.is_empty())
+}
+
+/// How a user-agent pattern names the family.
+#[derive(Debug)]
+enum FamilyRule {
+    /// The first group (empty when it is empty).
+    Group,
+    /// This text.
+    Text(String),
+    /// This text with `$1` replaced by the first group.
+    Template(String),
+}
+
+/// A user-agent pattern, compiled, with how it names the family.
+#[derive(Debug)]
+pub(crate) struct FamilyPattern {
+    re: regex::Regex,
+    rule: FamilyRule,
+}
+
+impl FamilyPattern {
+    /// `None` when the pattern does not build, or its replacement uses `$1` and it has
+    /// no group (the crate refuses both).
+    pub(crate) fn new(pattern: &str, replacement: Option<&str>) -> Option<FamilyPattern> {
+        let re = compile(pattern, false)?;
+        let groups = re.captures_len().saturating_sub(1);
+        let rule = match replacement {
+            Some(t) if t.contains("$1") => {
+                if groups == 0 {
+                    return None;
+                }
+                FamilyRule::Template(t.to_string())
+            }
+            Some(t) if !t.is_empty() => FamilyRule::Text(t.to_string()),
+            _ if groups >= 1 => FamilyRule::Group,
+            _ => FamilyRule::Text(String::new()),
+        };
+        Some(FamilyPattern { re, rule })
+    }
+
+    /// The family, when the pattern matches.
+    pub(crate) fn family(&self, user_agent: &str) -> Option<String> {
+        match &self.rule {
+            FamilyRule::Text(t) => self.re.is_match(user_agent).then(|| t.clone()),
+            FamilyRule::Group => {
+                let c = self.re.captures(user_agent)?;
+                Some(group(&c, 1).unwrap_or_default().to_string())
+            }
+            FamilyRule::Template(t) => {
+                let c = self.re.captures(user_agent)?;
+                Some(t.replace("$1", group(&c, 1).unwrap_or_default()))
+            }
+        }
+    }
+}
+
+/// How a device pattern names the device.
+#[derive(Debug)]
+enum DeviceRule {
+    /// The first group (empty when it is empty).
+    Group,
+    /// This text.
+    Text(String),
+    /// This text expanded with the groups (`$1`...), then trimmed.
+    Template(String),
+}
+
+/// A device pattern, compiled, with how it names the device.
+#[derive(Debug)]
+pub(crate) struct DevicePattern {
+    re: regex::Regex,
+    rule: DeviceRule,
+}
+
+impl DevicePattern {
+    /// `None` when the pattern does not build.
+    pub(crate) fn new(
+        pattern: &str,
+        ignore_case: bool,
+        replacement: Option<&str>,
+    ) -> Option<DevicePattern> {
+        let re = compile(pattern, ignore_case)?;
+        let groups = re.captures_len().saturating_sub(1);
+        let rule = match replacement.filter(|t| !t.trim().is_empty()) {
+            Some(t) if has_group_reference(t) => DeviceRule::Template(t.to_string()),
+            Some(t) => DeviceRule::Text(t.to_string()),
+            None if groups >= 1 => DeviceRule::Group,
+            None => DeviceRule::Text(String::new()),
+        };
+        Some(DevicePattern { re, rule })
+    }
+
+    /// Whether the pattern matches.
+    pub(crate) fn matches(&self, user_agent: &str) -> bool {
+        self.re.is_match(user_agent)
+    }
+
+    /// The device, when the pattern matches.
+    pub(crate) fn device(&self, user_agent: &str) -> Option<String> {
+        match &self.rule {
+            DeviceRule::Text(t) => self.re.is_match(user_agent).then(|| t.clone()),
+            DeviceRule::Group => {
+                let c = self.re.captures(user_agent)?;
+                Some(group(&c, 1).unwrap_or_default().to_string())
+            }
+            DeviceRule::Template(t) => {
+                let c = self.re.captures(user_agent)?;
+                let mut out = String::new();
+                c.expand(t, &mut out);
+                Some(out.trim().to_string())
+            }
+        }
+    }
+}
+
+/// Whether a replacement refers to a group: a `$` followed by a digit.
+fn has_group_reference(t: &str) -> bool {
+    t.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'$' && w[1].is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rewrites `ua-parser` documents (its own tests' cases), and the corners of
+    /// the scan.
+    #[test]
+    fn patterns_are_rewritten_as_ua_parser_rewrites_them() {
+        for (re, want) in [
+            (".{0,2}x", ".{0,2}x"),
+            (".{0,}", ".{0,}"),
+            (".{1,}", ".{1,}"),
+            (".{0,20}x", ".{0,20}x"),
+            ("(.{0,100})", "(.*)"),
+            ("(.{1,50})", "(.{1,50})"),
+            (".{1,300}x", ".+x"),
+            (r"\{1,200}", r"\{1,200}"),
+            ("[.{1,100}]", "[.{1,100}]"),
+            (r"\dx", "[0-9]x"),
+            (r"\Dx", "[^0-9]x"),
+            (r"\wx", "[A-Za-z0-9_]x"),
+            (r"\Wx", "[^A-Za-z0-9_]x"),
+            (r"[\d]x", "[[0-9]]x"),
+            (r"\\d", r"\\d"),
+            (r"\\\d", r"\\[0-9]"),
+            ("{0,100}x", "{0,100}x"),
+            (r"a{0,100}\d", "a*[0-9]"),
+            (r"a{1,1000}b{0,999}", "a+b*"),
+            // What the scan of a `{` reads is not looked at again.
+            (r"a{\d", r"a{\d"),
+            (r"a{0\d", r"a{0\d"),
+            (r"a{0,\d", r"a{0,\d"),
+            (r"a{0,10}\d", "a{0,10}[0-9]"),
+            ("é{0,123}ü", "é*ü"),
+            ("plain", "plain"),
+            ("", ""),
+        ] {
+            assert_eq!(rewrite(re), want, "{re}");
+        }
+    }
+
+    #[test]
+    fn families_and_devices_are_named_as_the_dataset_says() {
+        let p = FamilyPattern::new(r"(curl)/(\d+)", None).unwrap();
+        assert_eq!(p.family("curl/8.5.0").as_deref(), Some("curl"));
+        assert_eq!(p.family("wget/1"), None);
+        let p = FamilyPattern::new(r"(Mobile)?Safari/\d+", Some("$1 Safari")).unwrap();
+        assert_eq!(p.family("Mobile Safari/604").as_deref(), Some(" Safari"));
+        assert_eq!(
+            p.family("MobileSafari/604").as_deref(),
+            Some("Mobile Safari")
+        );
+        let p = FamilyPattern::new("Googlebot", Some("Googlebot")).unwrap();
+        assert_eq!(p.family("x Googlebot/2.1").as_deref(), Some("Googlebot"));
+        assert!(FamilyPattern::new("nogroup", Some("$1")).is_none());
+        assert!(FamilyPattern::new("(", None).is_none());
+        let p = FamilyPattern::new("nogroup", None).unwrap();
+        assert_eq!(p.family("a nogroup b").as_deref(), Some(""));
+
+        let d = DevicePattern::new("(?:bot|crawl)", true, Some("Spider")).unwrap();
+        assert!(d.matches("SomeBOT/1"));
+        assert_eq!(d.device("SomeBOT/1").as_deref(), Some("Spider"));
+        let d = DevicePattern::new(r"; (KF\w+) Build", false, Some("Kindle $1 ")).unwrap();
+        assert_eq!(
+            d.device("Android 9; KFTRWI Build/x").as_deref(),
+            Some("Kindle KFTRWI")
+        );
+        let d = DevicePattern::new(r"; (\w+) Build", false, None).unwrap();
+        assert_eq!(d.device("; SM Build").as_deref(), Some("SM"));
+        let d = DevicePattern::new("Phone", false, Some("  ")).unwrap();
+        assert_eq!(d.device("Phone").as_deref(), Some(""));
+    }
+}
