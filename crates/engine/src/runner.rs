@@ -277,7 +277,7 @@ fn run_cut<J: Job>(
             let outcomes = Arc::clone(&outcomes);
             s.spawn(move || {
                 read_blocks(
-                    sources, task_tx, recycle_rx, &stop, &outcomes, count, progress, cut, workers,
+                    sources, task_tx, recycle_rx, &stop, &outcomes, count, progress, cut,
                 );
             });
         }
@@ -421,21 +421,6 @@ fn deliver<O>(
     }
 }
 
-/// The size of the next range of a plain file `left` bytes before its end: the block
-/// size, but towards the end of the last input with several workers less, down to a
-/// sixteenth of it. Cut evenly, the worker handed the last block would work alone for
-/// up to a block's time while the others wait with nothing left (`tls -j2` spent about
-/// 2 % of its wall time so); ranges that shrink with what is left let the workers end
-/// together.
-fn range_size(block_size: usize, left: u64, workers: usize, last: bool) -> u64 {
-    let block = block_size.max(1) as u64;
-    if !last || workers < 2 {
-        return block;
-    }
-    let share = left / (2 * workers as u64);
-    share.clamp((block / 16).max(1), block)
-}
-
 /// Cut an input into blocks and send them; a line longer than `max_line` keeps its
 /// first `max_line` bytes (a `too_long` line) and the rest of it is skipped unread.
 #[allow(clippy::too_many_arguments)]
@@ -448,10 +433,8 @@ fn read_blocks(
     count: bool,
     progress: Option<&dyn Progress>,
     cut: Cutting,
-    workers: usize,
 ) {
     let mut seq = 0u64;
-    let inputs = sources.len();
     let max_line = cut.max_line;
     let set = |i: usize, f: &dyn Fn(&mut InputOutcome)| {
         if let Ok(mut o) = outcomes.lock() {
@@ -490,8 +473,7 @@ fn read_blocks(
                 if stop.load(Ordering::Relaxed) {
                     return;
                 }
-                let size = range_size(cut.block_size, end - from, workers, idx + 1 == inputs);
-                let to = from.saturating_add(size).min(end);
+                let to = from.saturating_add(cut.block_size as u64).min(end);
                 let range = Range {
                     seq,
                     input: idx,
@@ -1056,39 +1038,6 @@ mod tests {
             100,
         );
         assert!(e.is_none() && b.data.is_empty());
-    }
-
-    #[test]
-    fn the_last_input_ends_in_shrinking_ranges_when_workers_share_it() {
-        let block = 4 << 20;
-        let cuts = |size: u64, workers: usize, last: bool| {
-            let mut from = 0;
-            let mut sizes = Vec::new();
-            while from < size {
-                let n = range_size(block, size - from, workers, last).min(size - from);
-                sizes.push(n);
-                from += n;
-            }
-            sizes
-        };
-        let whole = (block as u64) * 20;
-        // One worker, or an input that more input follows: even blocks.
-        assert!(cuts(whole, 1, true).iter().all(|&n| n == block as u64));
-        assert!(cuts(whole, 2, false).iter().all(|&n| n == block as u64));
-        // Two workers on the last input: full blocks, then ranges that shrink to a
-        // sixteenth of a block, never below (but for what is left at the end).
-        let sizes = cuts(whole, 2, true);
-        assert_eq!(sizes.iter().sum::<u64>(), whole);
-        assert_eq!(sizes.first(), Some(&(block as u64)));
-        assert!(sizes.windows(2).all(|w| w[1] <= w[0]), "{sizes:?}");
-        let (_, most) = sizes.split_last().unwrap();
-        assert!(most.iter().all(|&n| n >= block as u64 / 16), "{sizes:?}");
-        let last = *sizes.last().unwrap();
-        assert!(last <= block as u64 / 8, "{sizes:?}");
-        assert!(sizes.len() < 20 + 16, "{} ranges", sizes.len());
-        // Tiny blocks (the tests' cuts) still advance.
-        assert_eq!(range_size(1, 10, 2, true), 1);
-        assert_eq!(range_size(0, 10, 2, true), 1);
     }
 
     #[test]
