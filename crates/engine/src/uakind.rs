@@ -14,7 +14,7 @@
 
 use tlsgap_agg::whatif::ClientKind;
 
-use crate::uapattern::{DevicePattern, FamilyPattern};
+use crate::uapattern::UapPattern;
 
 /// uap-core user-agent families that are HTTP libraries or command-line clients.
 const LIBRARY_FAMILIES: &[&str] = &[
@@ -53,10 +53,10 @@ pub struct Classifier {
     /// uap-core's user-agent patterns, each compiled on first need.
     families: Families,
     /// The `Spider` device patterns that come first in the dataset, before any other.
-    leading_spiders: Vec<DevicePattern>,
+    leading_spiders: Vec<UapPattern>,
     /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one),
     /// each alone, with its place in the dataset, in dataset order.
-    later_spiders: Vec<(usize, DevicePattern)>,
+    later_spiders: Vec<(usize, UapPattern)>,
     /// The other device patterns before the last later spider pattern, prepared on
     /// first need.
     earlier: std::cell::OnceCell<Vec<Earlier>>,
@@ -70,7 +70,7 @@ struct Earlier {
     /// What a User-Agent must contain for the pattern to match.
     need: Need,
     /// The pattern alone, compiled on first need (`None`: it failed to build).
-    compiled: std::cell::OnceCell<Option<DevicePattern>>,
+    compiled: std::cell::OnceCell<Option<UapPattern>>,
 }
 
 /// What a User-Agent must contain for a pattern to match: for every set here, one of
@@ -180,9 +180,9 @@ fn is_spider(p: &ua_parser::device::Parser<'_>) -> bool {
     p.device_replacement.as_deref() == Some("Spider")
 }
 
-/// A device pattern compiled alone ([`DevicePattern`]; `None`: it does not build).
-fn device_pattern(p: &ua_parser::device::Parser<'_>) -> Option<DevicePattern> {
-    DevicePattern::new(
+/// A device pattern compiled alone ([`UapPattern`]; `None`: it does not build).
+fn device_pattern(p: &ua_parser::device::Parser<'_>) -> Option<UapPattern> {
+    UapPattern::device(
         &p.regex,
         p.regex_flag.is_some(),
         p.device_replacement.as_deref(),
@@ -194,7 +194,7 @@ struct Family {
     parser: ua_parser::user_agent::Parser<'static>,
     need: Need,
     /// The pattern alone, compiled on first need (`None`: it failed to build).
-    compiled: std::cell::OnceCell<Option<FamilyPattern>>,
+    compiled: std::cell::OnceCell<Option<UapPattern>>,
 }
 
 /// What each user-agent pattern needs ([`Need::of`]), stored like [`NEEDS`].
@@ -355,7 +355,7 @@ impl std::fmt::Debug for Classifier {
 const DATA: &str = include_str!("../data/uap-core/regexes.json");
 
 /// The spider pattern `p`, compiled, or the error that the dataset is broken.
-fn spider_pattern(p: &ua_parser::device::Parser<'_>) -> crate::Result<DevicePattern> {
+fn spider_pattern(p: &ua_parser::device::Parser<'_>) -> crate::Result<UapPattern> {
     device_pattern(p).ok_or_else(|| {
         crate::err!(
             "the User-Agent dataset: the spider pattern {:?} does not build",
@@ -429,7 +429,7 @@ impl Classifier {
             let compiled = e.compiled.get_or_init(|| device_pattern(&e.parser));
             match compiled {
                 Some(d) => {
-                    if let Some(device) = d.device(user_agent) {
+                    if let Some(device) = d.name(user_agent) {
                         return device == "Spider";
                     }
                 }
@@ -462,9 +462,9 @@ impl Classifier {
                 continue;
             }
             let compiled = p.compiled.get_or_init(|| {
-                FamilyPattern::new(&p.parser.regex, p.parser.family_replacement.as_deref())
+                UapPattern::family(&p.parser.regex, p.parser.family_replacement.as_deref())
             });
-            if let Some(family) = compiled.as_ref().and_then(|e| e.family(user_agent)) {
+            if let Some(family) = compiled.as_ref().and_then(|e| e.name(user_agent)) {
                 return Some(family);
             }
         }

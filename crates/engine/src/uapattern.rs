@@ -108,94 +108,63 @@ fn group<'h>(c: &regex::Captures<'h>, i: usize) -> Option<&'h str> {
     c.get(i).map(|m| m.as_str()).filter(|s| !s.is_empty())
 }
 
-/// How a user-agent pattern names the family.
+/// How a pattern that matched names what it found.
 #[derive(Debug)]
-enum FamilyRule {
+enum Naming {
     /// The first group (empty when it is empty).
     Group,
     /// This text.
     Text(String),
-    /// This text with `$1` replaced by the first group.
-    Template(String),
+    /// This text with `$1` replaced by the first group (a user-agent family).
+    FirstGroup(String),
+    /// This text expanded with the groups (`$1`...), then trimmed (a device).
+    Expanded(String),
 }
 
-/// A user-agent pattern, compiled, with how it names the family.
+/// A uap-core pattern, compiled, with how it names the family or device it finds.
 #[derive(Debug)]
-pub(crate) struct FamilyPattern {
+pub(crate) struct UapPattern {
     re: regex::Regex,
-    rule: FamilyRule,
+    naming: Naming,
 }
 
-impl FamilyPattern {
-    /// `None` when the pattern does not build, or its replacement uses `$1` and it has
-    /// no group (the crate refuses both).
-    pub(crate) fn new(pattern: &str, replacement: Option<&str>) -> Option<FamilyPattern> {
+impl UapPattern {
+    /// A user-agent pattern and its family replacement. `None` when the pattern does
+    /// not build, or its replacement uses `$1` and it has no group (the crate refuses
+    /// both).
+    pub(crate) fn family(pattern: &str, replacement: Option<&str>) -> Option<UapPattern> {
         let re = compile(pattern, false)?;
         let groups = re.captures_len().saturating_sub(1);
-        let rule = match replacement {
+        let naming = match replacement {
             Some(t) if t.contains("$1") => {
                 if groups == 0 {
                     return None;
                 }
-                FamilyRule::Template(t.to_string())
+                Naming::FirstGroup(t.to_string())
             }
-            Some(t) if !t.is_empty() => FamilyRule::Text(t.to_string()),
-            _ if groups >= 1 => FamilyRule::Group,
-            _ => FamilyRule::Text(String::new()),
+            Some(t) if !t.is_empty() => Naming::Text(t.to_string()),
+            _ if groups >= 1 => Naming::Group,
+            _ => Naming::Text(String::new()),
         };
-        Some(FamilyPattern { re, rule })
+        Some(UapPattern { re, naming })
     }
 
-    /// The family, when the pattern matches.
-    pub(crate) fn family(&self, user_agent: &str) -> Option<String> {
-        match &self.rule {
-            FamilyRule::Text(t) => self.re.is_match(user_agent).then(|| t.clone()),
-            FamilyRule::Group => {
-                let c = self.re.captures(user_agent)?;
-                Some(group(&c, 1).unwrap_or_default().to_string())
-            }
-            FamilyRule::Template(t) => {
-                let c = self.re.captures(user_agent)?;
-                Some(t.replace("$1", group(&c, 1).unwrap_or_default()))
-            }
-        }
-    }
-}
-
-/// How a device pattern names the device.
-#[derive(Debug)]
-enum DeviceRule {
-    /// The first group (empty when it is empty).
-    Group,
-    /// This text.
-    Text(String),
-    /// This text expanded with the groups (`$1`...), then trimmed.
-    Template(String),
-}
-
-/// A device pattern, compiled, with how it names the device.
-#[derive(Debug)]
-pub(crate) struct DevicePattern {
-    re: regex::Regex,
-    rule: DeviceRule,
-}
-
-impl DevicePattern {
-    /// `None` when the pattern does not build.
-    pub(crate) fn new(
+    /// A device pattern, its case flag and its device replacement (a blank one counts
+    /// as none). `None` when the pattern does not build.
+    pub(crate) fn device(
         pattern: &str,
         ignore_case: bool,
         replacement: Option<&str>,
-    ) -> Option<DevicePattern> {
+    ) -> Option<UapPattern> {
         let re = compile(pattern, ignore_case)?;
         let groups = re.captures_len().saturating_sub(1);
-        let rule = match replacement.filter(|t| !t.trim().is_empty()) {
-            Some(t) if has_group_reference(t) => DeviceRule::Template(t.to_string()),
-            Some(t) => DeviceRule::Text(t.to_string()),
-            None if groups >= 1 => DeviceRule::Group,
-            None => DeviceRule::Text(String::new()),
+        let naming = match replacement.filter(|t| !t.trim().is_empty()) {
+            Some(t) if has_group_reference(t) => Naming::Expanded(t.to_string()),
+            Some(t) => Naming::Text(t.to_string()),
+            None if groups >= 1 => Naming::Group,
+            None => Naming::Text(String::new()),
         };
-        Some(DevicePattern { re, rule })
+        Some(UapPattern { re, naming })
     }
 
     /// Whether the pattern matches.
@@ -203,21 +172,23 @@ impl DevicePattern {
         self.re.is_match(user_agent)
     }
 
-    /// The device, when the pattern matches.
-    pub(crate) fn device(&self, user_agent: &str) -> Option<String> {
-        match &self.rule {
-            DeviceRule::Text(t) => self.re.is_match(user_agent).then(|| t.clone()),
-            DeviceRule::Group => {
-                let c = self.re.captures(user_agent)?;
-                Some(group(&c, 1).unwrap_or_default().to_string())
-            }
-            DeviceRule::Template(t) => {
-                let c = self.re.captures(user_agent)?;
+    /// What the pattern names (family or device), when it matches.
+    pub(crate) fn name(&self, user_agent: &str) -> Option<String> {
+        if let Naming::Text(t) = &self.naming {
+            return self.re.is_match(user_agent).then(|| t.clone());
+        }
+        let c = self.re.captures(user_agent)?;
+        let first = || group(&c, 1).unwrap_or_default();
+        Some(match &self.naming {
+            Naming::Text(t) => t.clone(),
+            Naming::Group => first().to_string(),
+            Naming::FirstGroup(t) => t.replace("$1", first()),
+            Naming::Expanded(t) => {
                 let mut out = String::new();
                 c.expand(t, &mut out);
-                Some(out.trim().to_string())
+                out.trim().to_string()
             }
-        }
+        })
     }
 }
 
@@ -271,33 +242,30 @@ mod tests {
 
     #[test]
     fn families_and_devices_are_named_as_the_dataset_says() {
-        let p = FamilyPattern::new(r"(curl)/(\d+)", None).unwrap();
-        assert_eq!(p.family("curl/8.5.0").as_deref(), Some("curl"));
-        assert_eq!(p.family("wget/1"), None);
-        let p = FamilyPattern::new(r"(Mobile)?Safari/\d+", Some("$1 Safari")).unwrap();
-        assert_eq!(p.family("Mobile Safari/604").as_deref(), Some(" Safari"));
-        assert_eq!(
-            p.family("MobileSafari/604").as_deref(),
-            Some("Mobile Safari")
-        );
-        let p = FamilyPattern::new("Googlebot", Some("Googlebot")).unwrap();
-        assert_eq!(p.family("x Googlebot/2.1").as_deref(), Some("Googlebot"));
-        assert!(FamilyPattern::new("nogroup", Some("$1")).is_none());
-        assert!(FamilyPattern::new("(", None).is_none());
-        let p = FamilyPattern::new("nogroup", None).unwrap();
-        assert_eq!(p.family("a nogroup b").as_deref(), Some(""));
+        let p = UapPattern::family(r"(curl)/(\d+)", None).unwrap();
+        assert_eq!(p.name("curl/8.5.0").as_deref(), Some("curl"));
+        assert_eq!(p.name("wget/1"), None);
+        let p = UapPattern::family(r"(Mobile)?Safari/\d+", Some("$1 Safari")).unwrap();
+        assert_eq!(p.name("Mobile Safari/604").as_deref(), Some(" Safari"));
+        assert_eq!(p.name("MobileSafari/604").as_deref(), Some("Mobile Safari"));
+        let p = UapPattern::family("Googlebot", Some("Googlebot")).unwrap();
+        assert_eq!(p.name("x Googlebot/2.1").as_deref(), Some("Googlebot"));
+        assert!(UapPattern::family("nogroup", Some("$1")).is_none());
+        assert!(UapPattern::family("(", None).is_none());
+        let p = UapPattern::family("nogroup", None).unwrap();
+        assert_eq!(p.name("a nogroup b").as_deref(), Some(""));
 
-        let d = DevicePattern::new("(?:bot|crawl)", true, Some("Spider")).unwrap();
+        let d = UapPattern::device("(?:bot|crawl)", true, Some("Spider")).unwrap();
         assert!(d.matches("SomeBOT/1"));
-        assert_eq!(d.device("SomeBOT/1").as_deref(), Some("Spider"));
-        let d = DevicePattern::new(r"; (KF\w+) Build", false, Some("Kindle $1 ")).unwrap();
+        assert_eq!(d.name("SomeBOT/1").as_deref(), Some("Spider"));
+        let d = UapPattern::device(r"; (KF\w+) Build", false, Some("Kindle $1 ")).unwrap();
         assert_eq!(
-            d.device("Android 9; KFTRWI Build/x").as_deref(),
+            d.name("Android 9; KFTRWI Build/x").as_deref(),
             Some("Kindle KFTRWI")
         );
-        let d = DevicePattern::new(r"; (\w+) Build", false, None).unwrap();
-        assert_eq!(d.device("; SM Build").as_deref(), Some("SM"));
-        let d = DevicePattern::new("Phone", false, Some("  ")).unwrap();
-        assert_eq!(d.device("Phone").as_deref(), Some(""));
+        let d = UapPattern::device(r"; (\w+) Build", false, None).unwrap();
+        assert_eq!(d.name("; SM Build").as_deref(), Some("SM"));
+        let d = UapPattern::device("Phone", false, Some("  ")).unwrap();
+        assert_eq!(d.name("Phone").as_deref(), Some(""));
     }
 }
