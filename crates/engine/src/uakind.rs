@@ -539,6 +539,22 @@ mod tests {
         uas
     }
 
+    /// User-Agents as hostile logs hold them: terminal escapes, non-ASCII and
+    /// replacement characters, regex and replacement syntax, a very long one.
+    fn odd_user_agents() -> Vec<String> {
+        vec![
+            "Mozilla/5.0 \u{1b}[31m(Windows NT 10.0; Win64; x64) Chrome/120.0 Safari/537.36".into(),
+            "Mozilla/5.0 (Linux; Android 14; Pixel 8 — ü) Gecko/20100101 Firefox/121.0".into(),
+            "\u{fffd}\u{fffd} Googlebot/2.1 \u{fffd}".into(),
+            "$1 ${1} \\d {0,100} (?i) [a-z]+ curl/8.5.0".into(),
+            "\t\r Wget/1.21 \u{0}".into(),
+            format!(
+                "Mozilla/5.0 ({}) AppleWebKit/537.36 bot",
+                "A; ".repeat(4000)
+            ),
+        ]
+    }
+
     /// Optionally, more User-Agents, one per line, from the file
     /// `TLSGAP_TEST_USER_AGENTS` names (an ad-hoc check on a big log).
     fn extra_user_agents() -> Vec<String> {
@@ -585,6 +601,8 @@ mod tests {
             })
             .collect();
         uas.extend(with_bot.iter().map(String::as_str));
+        let odd = odd_user_agents();
+        uas.extend(odd.iter().map(String::as_str));
         let extra = extra_user_agents();
         uas.extend(extra.iter().map(String::as_str));
         let mut lazy_needed = 0;
@@ -688,6 +706,7 @@ mod tests {
         ] {
             uas.push(ua.to_string());
         }
+        uas.extend(odd_user_agents());
         let agree = |uas: &[String]| {
             for ua in uas {
                 let want = all.extract(ua).map(|v| v.family.to_string());
