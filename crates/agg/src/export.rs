@@ -167,43 +167,83 @@ impl ExportSchema {
     /// The values of `rec` (from input `file`, line `line`), one per column.
     pub fn values<'a>(&self, rec: &Record<'a>, file: &'a str, line: u64, out: &mut Vec<Value<'a>>) {
         out.clear();
-        let parts = if self.needs_request {
+        let parts = self.request_parts(rec);
+        for c in &self.columns {
+            out.push(self.value(c, rec, &parts, file, line));
+        }
+    }
+
+    /// The method, target and version of `rec`, when a column needs them (else none).
+    pub fn request_parts<'a>(&self, rec: &Record<'a>) -> RequestParts<'a> {
+        if self.needs_request {
             rec.request_parts()
         } else {
             RequestParts::default()
-        };
-        for c in &self.columns {
-            let v = match c.source {
-                Source::File => Value::Text(Cow::Borrowed(file)),
-                Source::Line => Value::Int(i64::try_from(line).unwrap_or(i64::MAX)),
-                Source::Time => rec.time().map_or(Value::Null, Value::Time),
-                Source::TimeOffset => rec
-                    .time()
-                    .and_then(|t| t.offset_minutes)
-                    .map_or(Value::Null, |o| Value::Int(i64::from(o))),
-                Source::Method => text(parts.method.clone()),
-                Source::Target => text(parts.target.clone()),
-                Source::HttpVersion => text(parts.http_version.clone()),
-                Source::DurationUs => rec.duration_us().map_or(Value::Null, |d| {
-                    Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
-                }),
-                Source::Field(i) => match c.ty {
-                    ColumnType::Int => rec.int(i).map_or(Value::Null, |n| {
-                        Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
-                    }),
-                    ColumnType::Float => rec
-                        .raw(i)
-                        .and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok())
-                        .map_or(Value::Null, Value::Float),
-                    ColumnType::TextList(width) => match text(rec.value(i)) {
-                        Value::Text(t) if !t.is_empty() && t != "-" => Value::List(t, width),
-                        _ => Value::Null,
-                    },
-                    _ => text(rec.value(i)),
-                },
-            };
-            out.push(v);
         }
+    }
+
+    /// The value of column `c` of `rec`, whose request parts are `parts`
+    /// ([`ExportSchema::request_parts`]).
+    pub fn value<'a>(
+        &self,
+        c: &Column,
+        rec: &Record<'a>,
+        parts: &RequestParts<'a>,
+        file: &'a str,
+        line: u64,
+    ) -> Value<'a> {
+        match c.source {
+            Source::File => Value::Text(Cow::Borrowed(file)),
+            Source::Line => Value::Int(i64::try_from(line).unwrap_or(i64::MAX)),
+            Source::Time => rec.time().map_or(Value::Null, Value::Time),
+            Source::TimeOffset => rec
+                .time()
+                .and_then(|t| t.offset_minutes)
+                .map_or(Value::Null, |o| Value::Int(i64::from(o))),
+            Source::Method => text(parts.method.clone()),
+            Source::Target => text(parts.target.clone()),
+            Source::HttpVersion => text(parts.http_version.clone()),
+            Source::DurationUs => rec.duration_us().map_or(Value::Null, |d| {
+                Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
+            }),
+            Source::Field(i) => match c.ty {
+                ColumnType::Int => rec.int(i).map_or(Value::Null, |n| {
+                    Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
+                }),
+                ColumnType::Float => rec
+                    .raw(i)
+                    .and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok())
+                    .map_or(Value::Null, Value::Float),
+                ColumnType::TextList(width) => match text(rec.value(i)) {
+                    Value::Text(t) if !t.is_empty() && t != "-" => Value::List(t, width),
+                    _ => Value::Null,
+                },
+                _ => text(rec.value(i)),
+            },
+        }
+    }
+
+    /// What the value of a text column `c` of `rec` is a function of: the field's raw
+    /// bytes, the request part's bytes or the file's name (inner `None`: absent). Two
+    /// rows with the same key have the same [`ExportSchema::value`] in that column.
+    /// `None` for a column whose value is not keyed so (not text, or not from those).
+    pub fn text_key<'k>(
+        c: &Column,
+        rec: &Record<'k>,
+        parts: &'k RequestParts<'k>,
+        file: &'k str,
+    ) -> Option<Option<&'k [u8]>> {
+        if c.ty != ColumnType::Text {
+            return None;
+        }
+        Some(match c.source {
+            Source::File => Some(file.as_bytes()),
+            Source::Method => parts.method.as_deref(),
+            Source::Target => parts.target.as_deref(),
+            Source::HttpVersion => parts.http_version.as_deref(),
+            Source::Field(i) => rec.raw(i),
+            _ => return None,
+        })
     }
 }
 

@@ -1,9 +1,15 @@
-//! Column builders that turn export rows and reports into polars DataFrames (for
-//! Parquet). Kept apart so that nothing else in the crate touches polars.
+//! Column builders that turn export rows and reports into polars DataFrames, and a
+//! block's export rows into Arrow arrays (for Parquet). Kept apart so that nothing
+//! else in the crate touches polars.
 
 use polars::prelude::*;
+use polars_arrow::array::{DictionaryArray, MutableBinaryViewArray, PrimitiveArray, Utf8ViewArray};
+use polars_arrow::bitmap::MutableBitmap;
+use polars_arrow::datatypes::{ArrowDataType, IntegerType};
+use tlsgap_parser::Record;
 
-use crate::export::{ColumnType, ExportSchema, Value};
+use crate::arena::ArenaMap;
+use crate::export::{ColumnType, ExportSchema, Source, Value};
 use crate::rows::{Cell, CellType, Rows};
 use crate::tls::TlsReport;
 
@@ -33,20 +39,7 @@ impl FrameBuilder {
         let builders = schema
             .columns
             .iter()
-            .map(|c| {
-                let name = PlSmallStr::from_str(&c.name);
-                match c.ty {
-                    ColumnType::Text => Builder::Text(StringChunkedBuilder::new(name, capacity)),
-                    ColumnType::Int => Builder::Int(PrimitiveChunkedBuilder::new(name, capacity)),
-                    ColumnType::Float => {
-                        Builder::Float(PrimitiveChunkedBuilder::new(name, capacity))
-                    }
-                    ColumnType::Time => Builder::Time(PrimitiveChunkedBuilder::new(name, capacity)),
-                    ColumnType::TextList(_) => {
-                        Builder::List(ListStringChunkedBuilder::new(name, capacity, capacity * 8))
-                    }
-                }
-            })
+            .map(|c| Builder::new(&c.name, c.ty, capacity))
             .collect();
         FrameBuilder { builders, rows: 0 }
     }
@@ -64,21 +57,7 @@ impl FrameBuilder {
     /// Add one row (the values of [`ExportSchema::values`]).
     pub fn push(&mut self, values: &[Value<'_>]) {
         for (b, v) in self.builders.iter_mut().zip(values) {
-            match (b, v) {
-                (Builder::Text(b), Value::Text(s)) => b.append_value(s.as_ref()),
-                (Builder::Text(b), _) => b.append_null(),
-                (Builder::Int(b), Value::Int(n)) => b.append_value(*n),
-                (Builder::Int(b), _) => b.append_null(),
-                (Builder::Float(b), Value::Float(x)) => b.append_value(*x),
-                (Builder::Float(b), Value::Int(n)) => b.append_value(*n as f64),
-                (Builder::Float(b), _) => b.append_null(),
-                (Builder::Time(b), Value::Time(t)) => b.append_value(t.unix_micros()),
-                (Builder::Time(b), _) => b.append_null(),
-                (Builder::List(b), Value::List(s, w)) => {
-                    b.append_values_iter(crate::export::list_items(s, *w).into_iter())
-                }
-                (Builder::List(b), _) => b.append_null(),
-            }
+            b.append(v);
         }
         self.rows += 1;
     }
@@ -86,21 +65,243 @@ impl FrameBuilder {
     /// The DataFrame of the rows added; timestamps are `Datetime(us, UTC)`.
     pub fn finish(self) -> PolarsResult<DataFrame> {
         let height = self.rows;
-        let columns = self
-            .builders
-            .into_iter()
-            .map(|b| match b {
-                Builder::Text(b) => b.finish().into_column(),
-                Builder::Int(b) => b.finish().into_column(),
-                Builder::Float(b) => b.finish().into_column(),
-                Builder::List(mut b) => b.finish().into_column(),
-                Builder::Time(b) => b
-                    .finish()
-                    .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
-                    .into_column(),
+        let columns = self.builders.into_iter().map(Builder::finish).collect();
+        DataFrame::new(height, columns)
+    }
+}
+
+impl Builder {
+    /// A builder for a column of type `ty` named `name`, with room for `capacity` rows.
+    fn new(name: &str, ty: ColumnType, capacity: usize) -> Builder {
+        let name = PlSmallStr::from_str(name);
+        match ty {
+            ColumnType::Text => Builder::Text(StringChunkedBuilder::new(name, capacity)),
+            ColumnType::Int => Builder::Int(PrimitiveChunkedBuilder::new(name, capacity)),
+            ColumnType::Float => Builder::Float(PrimitiveChunkedBuilder::new(name, capacity)),
+            ColumnType::Time => Builder::Time(PrimitiveChunkedBuilder::new(name, capacity)),
+            ColumnType::TextList(_) => {
+                Builder::List(ListStringChunkedBuilder::new(name, capacity, capacity * 8))
+            }
+        }
+    }
+
+    /// Add one value (of the wrong type: null).
+    fn append(&mut self, v: &Value<'_>) {
+        match (self, v) {
+            (Builder::Text(b), Value::Text(s)) => b.append_value(s.as_ref()),
+            (Builder::Text(b), _) => b.append_null(),
+            (Builder::Int(b), Value::Int(n)) => b.append_value(*n),
+            (Builder::Int(b), _) => b.append_null(),
+            (Builder::Float(b), Value::Float(x)) => b.append_value(*x),
+            (Builder::Float(b), Value::Int(n)) => b.append_value(*n as f64),
+            (Builder::Float(b), _) => b.append_null(),
+            (Builder::Time(b), Value::Time(t)) => b.append_value(t.unix_micros()),
+            (Builder::Time(b), _) => b.append_null(),
+            (Builder::List(b), Value::List(s, w)) => {
+                b.append_values_iter(crate::export::list_items(s, *w).into_iter())
+            }
+            (Builder::List(b), _) => b.append_null(),
+        }
+    }
+
+    fn finish(self) -> Column {
+        match self {
+            Builder::Text(b) => b.finish().into_column(),
+            Builder::Int(b) => b.finish().into_column(),
+            Builder::Float(b) => b.finish().into_column(),
+            Builder::List(mut b) => b.finish().into_column(),
+            Builder::Time(b) => b
+                .finish()
+                .into_datetime(TimeUnit::Microseconds, Some(TimeZone::UTC))
+                .into_column(),
+        }
+    }
+}
+
+/// A block's export rows built straight into Arrow arrays, for one Parquet row group.
+///
+/// Its text columns are dictionary-encoded as rows come, each keyed by the bytes its
+/// value is a function of ([`ExportSchema::text_key`]: a field's raw bytes, a
+/// request part, the file's name): a value seen before in the block costs one lookup,
+/// with no unescaping, UTF-8 check or copy, and the Parquet writer gets the
+/// dictionary it would otherwise find itself (through polars's `String` builder, a
+/// cardinality estimate and a second hashing of every value: issue 12). A column
+/// whose distinct values pass 3/4 of the rows (over 128 rows) is written plain, as
+/// polars decides. The arrays read back as [`FrameBuilder`]'s DataFrame does; the
+/// other columns are built by the same builders.
+pub struct BlockBuilder {
+    columns: Vec<BlockColumn>,
+    rows: usize,
+}
+
+impl std::fmt::Debug for BlockBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BlockBuilder {{ rows: {} }}", self.rows)
+    }
+}
+
+enum BlockColumn {
+    /// A text column keyed as [`ExportSchema::text_key`] says.
+    Keyed(Box<TextColumn>),
+    Other(Builder),
+}
+
+/// A dictionary-encoded text column being built.
+#[derive(Default)]
+struct TextColumn {
+    /// Key bytes seen → the value's place in `values` (`None`: null).
+    seen: ArenaMap<Option<u32>>,
+    /// What an absent key stands for, once met.
+    absent: Option<Option<u32>>,
+    /// The distinct texts → their place in `values` (two keys may give one text).
+    texts: ArenaMap<u32>,
+    values: MutableBinaryViewArray<str>,
+    /// Per row, its value's place (0 for a null row) and whether it is not null.
+    keys: Vec<u32>,
+    valid: MutableBitmap,
+    nulls: usize,
+}
+
+impl TextColumn {
+    fn with_capacity(capacity: usize) -> TextColumn {
+        TextColumn {
+            keys: Vec::with_capacity(capacity),
+            valid: MutableBitmap::with_capacity(capacity),
+            ..TextColumn::default()
+        }
+    }
+
+    /// Add a row whose key is `key`; `value` gives its value when the key is new.
+    fn push<'v>(&mut self, key: Option<&[u8]>, value: impl FnOnce() -> Value<'v>) {
+        let place = match key {
+            Some(k) => {
+                let hash = crate::arena::key_hash(k);
+                match self.seen.get_mut_hashed(hash, k) {
+                    Some(p) => *p,
+                    None => {
+                        let p = self.place(value());
+                        self.seen.insert_new_hashed(hash, k, p);
+                        p
+                    }
+                }
+            }
+            None => match self.absent {
+                Some(p) => p,
+                None => {
+                    let p = self.place(value());
+                    self.absent = Some(p);
+                    p
+                }
+            },
+        };
+        self.keys.push(place.unwrap_or(0));
+        self.valid.push(place.is_some());
+        self.nulls += usize::from(place.is_none());
+    }
+
+    /// The place of a new key's value in the dictionary (`None`: null).
+    fn place(&mut self, value: Value<'_>) -> Option<u32> {
+        let Value::Text(text) = value else {
+            return None;
+        };
+        let hash = crate::arena::key_hash(text.as_bytes());
+        if let Some(p) = self.texts.get_mut_hashed(hash, text.as_bytes()) {
+            return Some(*p);
+        }
+        let p = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
+        self.values.push_value(text.as_ref());
+        self.texts.insert_new_hashed(hash, text.as_bytes(), p);
+        Some(p)
+    }
+
+    /// The column: dictionary-encoded, or plain when most values are distinct.
+    fn finish(self) -> PolarsResult<ArrayRef> {
+        let rows = self.keys.len();
+        let values: Utf8ViewArray = self.values.freeze();
+        let valid = (self.nulls > 0).then(|| self.valid.freeze());
+        if rows <= 128 || values.len() * 4 <= rows * 3 {
+            let keys = PrimitiveArray::<u32>::new(ArrowDataType::UInt32, self.keys.into(), valid);
+            let dtype = ArrowDataType::Dictionary(
+                IntegerType::UInt32,
+                Box::new(ArrowDataType::Utf8View),
+                false,
+            );
+            return Ok(DictionaryArray::try_new(dtype, keys, values.boxed())?.boxed());
+        }
+        let mut plain = MutableBinaryViewArray::<str>::with_capacity(rows);
+        for (i, &k) in self.keys.iter().enumerate() {
+            if valid.as_ref().is_some_and(|v| !v.get_bit(i)) {
+                plain.push_null();
+            } else {
+                plain.push_value(values.value(k as usize));
+            }
+        }
+        Ok(plain.freeze().boxed())
+    }
+}
+
+impl BlockBuilder {
+    /// Builders for the columns of `schema`, with room for `capacity` rows.
+    pub fn new(schema: &ExportSchema, capacity: usize) -> BlockBuilder {
+        let columns = schema
+            .columns
+            .iter()
+            .map(|c| match c.source {
+                Source::File
+                | Source::Method
+                | Source::Target
+                | Source::HttpVersion
+                | Source::Field(_)
+                    if c.ty == ColumnType::Text =>
+                {
+                    BlockColumn::Keyed(Box::new(TextColumn::with_capacity(capacity)))
+                }
+                _ => BlockColumn::Other(Builder::new(&c.name, c.ty, capacity)),
             })
             .collect();
-        DataFrame::new(height, columns)
+        BlockBuilder { columns, rows: 0 }
+    }
+
+    /// Rows added so far.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Add the row of `rec`, line `line` of input `file` (the values of
+    /// [`ExportSchema::values`]).
+    pub fn push(&mut self, schema: &ExportSchema, rec: &Record<'_>, file: &str, line: u64) {
+        let parts = schema.request_parts(rec);
+        for (b, c) in self.columns.iter_mut().zip(&schema.columns) {
+            let value = || schema.value(c, rec, &parts, file, line);
+            match b {
+                BlockColumn::Keyed(t) => {
+                    let key = ExportSchema::text_key(c, rec, &parts, file).flatten();
+                    t.push(key, value);
+                }
+                BlockColumn::Other(b) => b.append(&value()),
+            }
+        }
+        self.rows += 1;
+    }
+
+    /// The columns' arrays, in the schema's order, typed as the file's columns
+    /// (timestamps `Timestamp(us, UTC)`).
+    pub fn finish(self) -> PolarsResult<Vec<ArrayRef>> {
+        self.columns
+            .into_iter()
+            .map(|b| match b {
+                BlockColumn::Keyed(t) => t.finish(),
+                BlockColumn::Other(b) => {
+                    let series = b.finish().as_materialized_series().rechunk();
+                    Ok(series.to_arrow(0, CompatLevel::newest()))
+                }
+            })
+            .collect()
     }
 }
 
@@ -211,4 +412,109 @@ pub fn rows_frame(rows: &Rows) -> PolarsResult<DataFrame> {
         })
         .collect();
     DataFrame::new(height, columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlsgap_parser::{Format, LineParser};
+
+    /// Lines with what a real log holds: escapes and bytes that are not UTF-8, two
+    /// spellings of one text, absent and empty fields, IPv6, and `n` distinct targets.
+    fn lines(n: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let ua: &[u8] = match i % 5 {
+                0 => b"curl/8.5.0",
+                1 => br"A \x41 \xff\xfe bytes",
+                2 => b"A A \xff\xfe bytes",
+                3 => br#"quote \" inside"#,
+                _ => b"-",
+            };
+            let client = if i % 3 == 0 {
+                "2001:db8::1".to_string()
+            } else {
+                format!("192.0.2.{}", i % 7)
+            };
+            let user = if i % 4 == 0 { r#""""# } else { "-" };
+            let tls = if i % 6 == 0 {
+                "- -"
+            } else {
+                "TLSv1.3 TLS_AES_128_GCM_SHA256"
+            };
+            let mut line = format!(
+                "{client} - {user} [21/Nov/2026:18:07:{:02} +0100] \"GET /p/{i}?q=\\xc3 HTTP/1.1\" {} {} \"-\" \"",
+                i % 60,
+                200 + i % 3,
+                if i % 2 == 0 { "-".to_string() } else { i.to_string() }
+            )
+            .into_bytes();
+            line.extend_from_slice(ua);
+            line.extend_from_slice(format!("\" {tls}").as_bytes());
+            out.push(line);
+        }
+        out
+    }
+
+    /// A dictionary-encoded text array as the plain one it stands for.
+    fn plain(a: &ArrayRef) -> ArrayRef {
+        let Some(d) = a.as_any().downcast_ref::<DictionaryArray<u32>>() else {
+            return a.clone();
+        };
+        let values = d.values().as_any().downcast_ref::<Utf8ViewArray>().unwrap();
+        let mut out = MutableBinaryViewArray::<str>::new();
+        for k in d.keys().iter() {
+            out.push(k.map(|&k| values.value(k as usize)));
+        }
+        out.freeze().boxed()
+    }
+
+    /// The block's arrays hold what the DataFrame of the same rows holds, column by
+    /// column, dictionary-encoded or not.
+    #[test]
+    fn block_arrays_read_as_the_frame() {
+        let f = Format::compile("combinedssl").unwrap();
+        let schema = ExportSchema::new(&f, true);
+        for n in [0, 1, 5, 128, 129, 600] {
+            let mut p = LineParser::new(&f);
+            let mut rec = Record::new(&f);
+            let mut frame = FrameBuilder::new(&schema, 4);
+            let mut block = BlockBuilder::new(&schema, 4);
+            let mut values = Vec::new();
+            for (i, line) in lines(n).iter().enumerate() {
+                p.parse(line, &mut rec).unwrap();
+                let file = if i % 2 == 0 { "a.log" } else { "b.log" };
+                schema.values(&rec, file, i as u64 + 1, &mut values);
+                frame.push(&values);
+                block.push(&schema, &rec, file, i as u64 + 1);
+            }
+            assert_eq!(block.len(), n);
+            let arrays = block.finish().unwrap();
+            let df = frame.finish().unwrap();
+            let want: Vec<ArrayRef> = df
+                .columns()
+                .iter()
+                .map(|c| {
+                    c.as_materialized_series()
+                        .rechunk()
+                        .to_arrow(0, CompatLevel::newest())
+                })
+                .collect();
+            assert_eq!(arrays.len(), want.len());
+            for ((got, want), c) in arrays.iter().zip(&want).zip(&schema.columns) {
+                assert_eq!(&plain(got), want, "{n} rows, column {}", c.name);
+            }
+            if n > 128 {
+                let kind = |name: &str| {
+                    let i = schema.columns.iter().position(|c| c.name == name).unwrap();
+                    matches!(arrays[i].dtype(), ArrowDataType::Dictionary(..))
+                };
+                assert!(
+                    kind("user_agent") && kind("client"),
+                    "few distinct: dictionary"
+                );
+                assert!(!kind("target"), "every target distinct: plain");
+            }
+        }
+    }
 }

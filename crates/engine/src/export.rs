@@ -5,10 +5,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use polars::prelude::{BatchedWriter, CompatLevel, DataFrame, ParquetWriter, PolarsResult};
+use polars::prelude::{ArrayRef, BatchedWriter, DataFrame, ParquetWriter, PolarsResult};
 use polars_parquet::write::{CompressedPage, Encoding, ParquetType, WriteOptions};
 use tlsgap_agg::export::Source;
-use tlsgap_agg::frame::FrameBuilder;
+use tlsgap_agg::frame::{BlockBuilder, FrameBuilder};
 use tlsgap_agg::rows::CsvStyle;
 use tlsgap_agg::{ExportSchema, Value};
 use tlsgap_parser::Timestamp;
@@ -103,19 +103,13 @@ impl Encoder {
         })
     }
 
-    /// Encode and compress `df`'s rows: one row group per chunk.
-    fn encode(&self, df: &DataFrame) -> PolarsResult<EncodedGroups> {
+    /// Encode and compress a block's columns ([`BlockBuilder::finish`]) as one row
+    /// group (none when the block has no row).
+    fn encode(&self, rows: usize, arrays: &[ArrayRef]) -> PolarsResult<EncodedGroups> {
         let mut groups = Vec::new();
-        for batch in df.iter_chunks(CompatLevel::newest(), false) {
-            if batch.is_empty() {
-                continue;
-            }
+        if rows > 0 {
             let mut columns = Vec::new();
-            let leaves = batch
-                .columns()
-                .iter()
-                .zip(&self.fields)
-                .zip(&self.encodings);
+            let leaves = arrays.iter().zip(&self.fields).zip(&self.encodings);
             for ((array, field), encoding) in leaves {
                 let encoded = polars_parquet::write::array_to_columns(
                     array,
@@ -191,7 +185,7 @@ impl Job for ExportJob<'_> {
         let mut text = Vec::new();
         let mut frame = match (self.kind, self.partition_time) {
             // About one row per 256 bytes of log.
-            (RowFormat::Parquet, None) => Some(FrameBuilder::new(
+            (RowFormat::Parquet, None) => Some(BlockBuilder::new(
                 &self.schema,
                 (block.data.len() / 256).clamp(1 << 10, 1 << 17),
             )),
@@ -200,6 +194,10 @@ impl Job for ExportJob<'_> {
         // A block usually holds one or two days: a short list beats a map.
         let mut days: Vec<(dataset::Day, FrameBuilder)> = Vec::new();
         let lines = self.lines.parse_block(block, |rel, rec| {
+            if let Some(f) = frame.as_mut() {
+                f.push(&self.schema, rec, file, base + rel + 1);
+                return;
+            }
             self.schema.values(rec, file, base + rel + 1, &mut values);
             if let Some(t) = self.partition_time {
                 let day = match values.get(t) {
@@ -221,11 +219,8 @@ impl Job for ExportJob<'_> {
             match self.kind {
                 RowFormat::Csv(style) => csv_row(&values, style, &mut text),
                 RowFormat::Ndjson => ndjson_row(&self.schema, &values, &mut text),
-                RowFormat::Parquet => {
-                    if let Some(f) = frame.as_mut() {
-                        f.push(&values);
-                    }
-                }
+                // Built into `frame` above.
+                RowFormat::Parquet => {}
             }
         });
         let rows = if self.partition_time.is_some() {
@@ -233,7 +228,8 @@ impl Job for ExportJob<'_> {
         } else {
             match (frame, &self.encoder) {
                 (Some(f), Some(encoder)) => {
-                    Rows::Encoded(f.finish().and_then(|df| encoder.encode(&df)))
+                    let rows = f.len();
+                    Rows::Encoded(f.finish().and_then(|a| encoder.encode(rows, &a)))
                 }
                 _ => Rows::Text(text),
             }
