@@ -142,7 +142,7 @@ impl std::fmt::Debug for BlockBuilder {
 
 enum BlockColumn {
     /// A text column keyed as [`ExportSchema::text_key`] says.
-    Keyed(Box<TextColumn>),
+    Keyed(TextColumn),
     Other(Builder),
 }
 
@@ -254,7 +254,7 @@ impl BlockBuilder {
                 | Source::Field(_)
                     if c.ty == ColumnType::Text =>
                 {
-                    BlockColumn::Keyed(Box::new(TextColumn::with_capacity(capacity)))
+                    BlockColumn::Keyed(TextColumn::with_capacity(capacity))
                 }
                 _ => BlockColumn::Other(Builder::new(&c.name, c.ty, capacity)),
             })
