@@ -10,6 +10,7 @@ use tlsgap_parser::Record;
 
 use crate::arena::ArenaMap;
 use crate::export::{ColumnType, ExportSchema, Source, Value};
+use crate::keymap::KeyMap;
 use crate::rows::{Cell, CellType, Rows};
 use crate::tls::TlsReport;
 
@@ -149,10 +150,10 @@ enum BlockColumn {
 /// A dictionary-encoded text column being built.
 #[derive(Default)]
 struct TextColumn {
-    /// Key bytes seen → the value's place in `values` (`None`: null).
-    seen: ArenaMap<Option<u32>>,
+    /// Key bytes seen → the value's place in `values` ([`NULL`]: null).
+    seen: KeyMap,
     /// What an absent key stands for, once met.
-    absent: Option<Option<u32>>,
+    absent: Option<u32>,
     /// The distinct texts → their place in `values` (two keys may give one text).
     texts: ArenaMap<u32>,
     values: MutableBinaryViewArray<str>,
@@ -160,6 +161,30 @@ struct TextColumn {
     keys: Vec<u32>,
     valid: MutableBitmap,
     nulls: usize,
+}
+
+/// A row's place in [`TextColumn::seen`] when its value is null.
+const NULL: u32 = u32::MAX;
+
+/// The place of a new key's value in the dictionary `values` (whose distinct texts
+/// are `texts`), adding it if it is a new text ([`NULL`]: the value is null).
+fn place(
+    texts: &mut ArenaMap<u32>,
+    values: &mut MutableBinaryViewArray<str>,
+    value: Value<'_>,
+) -> u32 {
+    let Value::Text(text) = value else {
+        return NULL;
+    };
+    let hash = crate::arena::key_hash(text.as_bytes());
+    if let Some(p) = texts.get_mut_hashed(hash, text.as_bytes()) {
+        return *p;
+    }
+    // Fewer than `NULL` distinct values: a block holds at most its lines.
+    let p = u32::try_from(values.len()).unwrap_or(NULL - 1);
+    values.push_value(text.as_ref());
+    texts.insert_new_hashed(hash, text.as_bytes(), p);
+    p
 }
 
 impl TextColumn {
@@ -173,45 +198,19 @@ impl TextColumn {
 
     /// Add a row whose key is `key`; `value` gives its value when the key is new.
     fn push<'v>(&mut self, key: Option<&[u8]>, value: impl FnOnce() -> Value<'v>) {
+        let (texts, values) = (&mut self.texts, &mut self.values);
         let place = match key {
-            Some(k) => {
-                let hash = crate::arena::key_hash(k);
-                match self.seen.get_mut_hashed(hash, k) {
-                    Some(p) => *p,
-                    None => {
-                        let p = self.place(value());
-                        self.seen.insert_new_hashed(hash, k, p);
-                        p
-                    }
-                }
-            }
-            None => match self.absent {
-                Some(p) => p,
-                None => {
-                    let p = self.place(value());
-                    self.absent = Some(p);
-                    p
-                }
-            },
+            Some(k) => self
+                .seen
+                .get_or_insert_with(k, || place(texts, values, value())),
+            None => *self
+                .absent
+                .get_or_insert_with(|| place(texts, values, value())),
         };
-        self.keys.push(place.unwrap_or(0));
-        self.valid.push(place.is_some());
-        self.nulls += usize::from(place.is_none());
-    }
-
-    /// The place of a new key's value in the dictionary (`None`: null).
-    fn place(&mut self, value: Value<'_>) -> Option<u32> {
-        let Value::Text(text) = value else {
-            return None;
-        };
-        let hash = crate::arena::key_hash(text.as_bytes());
-        if let Some(p) = self.texts.get_mut_hashed(hash, text.as_bytes()) {
-            return Some(*p);
-        }
-        let p = u32::try_from(self.values.len()).unwrap_or(u32::MAX);
-        self.values.push_value(text.as_ref());
-        self.texts.insert_new_hashed(hash, text.as_bytes(), p);
-        Some(p)
+        let valid = place != NULL;
+        self.keys.push(if valid { place } else { 0 });
+        self.valid.push(valid);
+        self.nulls += usize::from(!valid);
     }
 
     /// The column: dictionary-encoded, or plain when most values are distinct.

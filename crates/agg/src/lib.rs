@@ -31,6 +31,8 @@ pub mod fingerprint;
 #[cfg(feature = "parquet")]
 pub mod frame;
 pub mod gaps;
+#[cfg(feature = "parquet")]
+mod keymap;
 pub mod lines;
 pub mod numbering;
 pub mod pairs;
