@@ -37,7 +37,7 @@ for target in $(cargo fuzz list); do
         dirs+=("seeds/$target")
     fi
     # Real strace output seeds the strace target (read-only too).
-    if [[ "$target" == strace_line ]]; then
+    if [[ "$target" == strace_line || "$target" == log_writes ]]; then
         dirs+=("../testdata/strace/forms")
     fi
     echo "fuzz/build.sh: $target for ${seconds}s" >&2

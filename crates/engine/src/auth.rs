@@ -439,6 +439,20 @@ impl WriteScan {
     }
 }
 
+/// The access-log writes one trace's text shows, as `tlsgap auth` finds them to join
+/// with the gaps: each line (`\n`-separated) read as the workers' trace of a server
+/// whose log format puts the user where `slot` says, with no date for `-t`/`-tt`
+/// stamps and no PID for lines without one. (The same scan the command runs; public
+/// for its fuzz target.)
+pub fn scan_log_writes(trace: &[u8], slot: UserSlot) -> Vec<LogWrite> {
+    let mut scan = WriteScan::new(slot, None, 0);
+    let mut out = Vec::new();
+    for line in trace.split(|&b| b == b'\n') {
+        scan.line(None, line, &mut out);
+    }
+    out
+}
+
 /// The thread of the lines of input `input` that carry no PID when the file's name
 /// gives none either: `strace -tt -p PID -o trace` of one process writes no PID, and
 /// the gap analysis calls that thread 0 in every such input. A number no real PID
@@ -1022,6 +1036,24 @@ mod tests {
         assert_eq!(
             out[1].at % 86_400_000_000,
             (3_600 + 11 * 60 + 2) * 1_000_000 + 100_000
+        );
+    }
+
+    #[test]
+    fn a_whole_trace_text_is_scanned_line_by_line() {
+        let trace = b"4242  1795296993.000050 write(8, \"10.0.0.1 - bob [27/Nov/2026:12:0\"..., 90) = 90\n\
+            4242  1795296993.000060 read(5, \"x\", 1) = 1\n\
+            4243  1795296993.000070 write(8, \"::1 - - [27/Nov/2026:12:00:00 +0000] \\\"GET /\"..., 70) = 70";
+        let got: Vec<(u32, Option<String>)> = scan_log_writes(trace, UserSlot::COMBINED)
+            .into_iter()
+            .map(|w| (w.pid, w.user))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4242, Some("bob".to_string())),
+                (4243, Some("-".to_string()))
+            ]
         );
     }
 
