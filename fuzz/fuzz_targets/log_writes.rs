@@ -1,4 +1,4 @@
-//! `tlsgap_engine::auth::scan_log_writes`, the scan that finds the access-log lines
+//! `tlsgap_agg::authjoin::scan_log_writes`, the scan that finds the access-log lines
 //! in a worker's strace (the `write`s `tlsgap auth` joins with the gaps), on
 //! input-chosen trace text, for the user slots of three real formats. Input-chosen
 //! text around a planted `write` of a combined-format line whose user name (any bytes
@@ -9,8 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tlsgap_agg::authjoin::HEAD_MAX;
-use tlsgap_engine::auth::{scan_log_writes, UserSlot};
+use tlsgap_agg::authjoin::{scan_log_writes, UserSlot, HEAD_MAX};
 use tlsgap_parser::Format;
 
 /// A string as strace shows it by default: printable ASCII as is, `"` and `\`

@@ -29,11 +29,13 @@ mod attribute;
 mod calibrate;
 mod model;
 mod views;
+mod writes;
 
 use attribute::{Index, Method, Unattributed};
 pub use calibrate::{Basis, Calibration, MIN_OBSERVED_SECONDS};
 pub use model::{path_kind, AuthGap, LogWrite, PathKind, Request, HEAD_MAX};
 pub use views::PAGE_VIEW_SECONDS;
+pub use writes::{scan_log_writes, unprefixed_thread, DateFn, UserSlot, WriteScan};
 
 /// What the htpasswd file says of one user (from `tlsgap-auth`; no hash).
 #[derive(Clone, Debug, PartialEq, Serialize)]
