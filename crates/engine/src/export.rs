@@ -68,6 +68,8 @@ struct ExportJob<'f> {
     /// For one Parquet file: encodes and compresses each block's rows as a row group
     /// in the worker; the writer only appends the pages.
     encoder: Option<Encoder>,
+    /// For NDJSON: what comes before each column's value ([`ndjson_keys`]).
+    ndjson_keys: Vec<Vec<u8>>,
 }
 
 /// Bytes per block for a Parquet file: one block is one row group, encoded by a
@@ -218,7 +220,7 @@ impl Job for ExportJob<'_> {
             }
             match self.kind {
                 RowFormat::Csv(style) => csv_row(&values, style, &mut text),
-                RowFormat::Ndjson => ndjson_row(&self.schema, &values, &mut text),
+                RowFormat::Ndjson => ndjson_row(&self.ndjson_keys, &values, &mut text),
                 // Built into `frame` above.
                 RowFormat::Parquet => {}
             }
@@ -248,30 +250,52 @@ fn csv_row(values: &[Value<'_>], style: CsvStyle, out: &mut Vec<u8>) {
         match v {
             Value::Null => {}
             Value::Text(s) => tlsgap_agg::rows::csv_field(s, style, out),
-            Value::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
-            Value::Float(x) => out.extend_from_slice(x.to_string().as_bytes()),
-            Value::Time(t) => out.extend_from_slice(t.to_string().as_bytes()),
+            // Written in place (a `Vec` takes every byte: nothing to fail).
+            Value::Int(n) => {
+                let _ = write!(out, "{n}");
+            }
+            Value::Float(x) => {
+                let _ = write!(out, "{x}");
+            }
+            Value::Time(t) => {
+                let _ = write!(out, "{t}");
+            }
             Value::List(s, _) => tlsgap_agg::rows::csv_field(s, style, out),
         }
     }
     out.push(b'\n');
 }
 
-fn ndjson_row(schema: &ExportSchema, values: &[Value<'_>], out: &mut Vec<u8>) {
-    out.push(b'{');
-    for (i, (c, v)) in schema.columns.iter().zip(values).enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        // Column names are ASCII identifiers; values go through serde_json's escaping.
-        let _ = serde_json::to_writer(&mut *out, &c.name);
-        out.push(b':');
+/// Per column, what comes before its value in an NDJSON row: `{"name":` for the
+/// first, `,"name":` for the others (the names through serde_json's escaping, once).
+fn ndjson_keys(schema: &ExportSchema) -> Vec<Vec<u8>> {
+    schema
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut key = vec![if i == 0 { b'{' } else { b',' }];
+            let _ = serde_json::to_writer(&mut key, &c.name);
+            key.push(b':');
+            key
+        })
+        .collect()
+}
+
+/// One NDJSON line: the keys of [`ndjson_keys`], values through serde_json's escaping
+/// (a time's RFC 3339 text has nothing to escape: written as it is).
+fn ndjson_row(keys: &[Vec<u8>], values: &[Value<'_>], out: &mut Vec<u8>) {
+    if keys.is_empty() {
+        out.push(b'{');
+    }
+    for (key, v) in keys.iter().zip(values) {
+        out.extend_from_slice(key);
         let _ = match v {
             Value::Null => serde_json::to_writer(&mut *out, &()),
             Value::Text(s) => serde_json::to_writer(&mut *out, s.as_ref()),
             Value::Int(n) => serde_json::to_writer(&mut *out, n),
             Value::Float(x) => serde_json::to_writer(&mut *out, x),
-            Value::Time(t) => serde_json::to_writer(&mut *out, &t.to_string()),
+            Value::Time(t) => write!(out, "\"{t}\"").map_err(serde_json::Error::io),
             Value::List(s, w) => {
                 serde_json::to_writer(&mut *out, &tlsgap_agg::export::list_items(s, *w))
             }
@@ -319,6 +343,7 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
         names: prepared.names.clone(),
         partition_time: None,
         encoder,
+        ndjson_keys: ndjson_keys(&schema),
     };
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         match (&mut sink, p.rows) {
@@ -368,6 +393,7 @@ pub fn run_dataset(run: &RunOptions, target: &DatasetTarget) -> Result<ExportOut
         names: prepared.names.clone(),
         partition_time: Some(partition_time),
         encoder: None,
+        ndjson_keys: Vec::new(),
     };
     let empty = FrameBuilder::new(&schema, 0).finish()?;
     let writer =
