@@ -223,17 +223,31 @@ impl ExportSchema {
         }
     }
 
+    /// Whether column `c` has a [`ExportSchema::text_key`]: a text column from a
+    /// field, a request part or the file's name.
+    pub fn is_keyed(c: &Column) -> bool {
+        c.ty == ColumnType::Text
+            && matches!(
+                c.source,
+                Source::File
+                    | Source::Method
+                    | Source::Target
+                    | Source::HttpVersion
+                    | Source::Field(_)
+            )
+    }
+
     /// What the value of a text column `c` of `rec` is a function of: the field's raw
     /// bytes, the request part's bytes or the file's name (inner `None`: absent). Two
     /// rows with the same key have the same [`ExportSchema::value`] in that column.
-    /// `None` for a column whose value is not keyed so (not text, or not from those).
+    /// `None` for a column whose value is not keyed so ([`ExportSchema::is_keyed`]).
     pub fn text_key<'k>(
         c: &Column,
         rec: &Record<'k>,
         parts: &'k RequestParts<'k>,
         file: &'k str,
     ) -> Option<Option<&'k [u8]>> {
-        if c.ty != ColumnType::Text {
+        if !Self::is_keyed(c) {
             return None;
         }
         Some(match c.source {

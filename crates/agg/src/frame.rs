@@ -9,7 +9,7 @@ use polars_arrow::datatypes::{ArrowDataType, IntegerType};
 use tlsgap_parser::Record;
 
 use crate::arena::ArenaMap;
-use crate::export::{ColumnType, ExportSchema, Source, Value};
+use crate::export::{ColumnType, ExportSchema, Value};
 use crate::keymap::KeyMap;
 use crate::rows::{Cell, CellType, Rows};
 use crate::tls::TlsReport;
@@ -245,17 +245,12 @@ impl BlockBuilder {
         let columns = schema
             .columns
             .iter()
-            .map(|c| match c.source {
-                Source::File
-                | Source::Method
-                | Source::Target
-                | Source::HttpVersion
-                | Source::Field(_)
-                    if c.ty == ColumnType::Text =>
-                {
+            .map(|c| {
+                if ExportSchema::is_keyed(c) {
                     BlockColumn::Keyed(TextColumn::with_capacity(capacity))
+                } else {
+                    BlockColumn::Other(Builder::new(&c.name, c.ty, capacity))
                 }
-                _ => BlockColumn::Other(Builder::new(&c.name, c.ty, capacity)),
             })
             .collect();
         BlockBuilder { columns, rows: 0 }
