@@ -7,8 +7,15 @@ use super::*;
 #[derive(Debug)]
 pub struct GapAnalyzer {
     threads: FxHashMap<u32, Thread>,
+    /// Threads that ended, cleared, for new ones to reuse: their context buffers are
+    /// grown already (a capture of short-lived CGI children or workers starts thousands
+    /// of threads, and growing each one's buffers again was 3 % of `gaps`' instructions).
+    spare: Vec<Thread>,
     sh: Shared,
 }
+
+/// The most ended threads kept for reuse.
+const SPARE_THREADS: usize = 64;
 
 /// Everything but the threads, so that a thread and the rest borrow apart.
 #[derive(Debug)]
@@ -52,6 +59,7 @@ impl GapAnalyzer {
         .collect();
         GapAnalyzer {
             threads: FxHashMap::default(),
+            spare: Vec::new(),
             sh: Shared {
                 opts,
                 inputs: Vec::new(),
@@ -181,7 +189,11 @@ impl GapAnalyzer {
         };
         let time = self.sh.time_of(idx, t);
         let ring = self.sh.opts.context_calls;
-        let th = self.threads.entry(tid).or_insert_with(|| Thread::new(ring));
+        let spare = &mut self.spare;
+        let th = self
+            .threads
+            .entry(tid)
+            .or_insert_with(|| spare.pop().unwrap_or_else(|| Thread::new(ring)));
         if th.events == 0 {
             if let Some(input) = self.sh.inputs.get_mut(idx) {
                 input.threads += 1;
@@ -192,7 +204,12 @@ impl GapAnalyzer {
         }
         let done = self.sh.event(idx, tid, th, line_no, time, &t.body);
         if done {
-            self.threads.remove(&tid);
+            if let Some(mut th) = self.threads.remove(&tid) {
+                if self.spare.len() < SPARE_THREADS {
+                    th.clear();
+                    self.spare.push(th);
+                }
+            }
             let scope = self.sh.scope(idx);
             self.sh.tables.exit(scope, tid);
             if let Some(input) = self.sh.inputs.get_mut(idx) {
@@ -577,19 +594,15 @@ impl Shared {
         }
         let scope = self.scope(idx);
         let key = self.tables.view(scope, tid);
-        let mut cur = std::mem::take(&mut th.cur);
-        cur.reset(line_no);
-        cur.first = first;
-        self.describe_call(&mut cur, key, c, false);
-        th.cur = cur;
+        th.cur.reset(line_no);
+        th.cur.first = first;
+        self.describe_call(&mut th.cur, key, c, false);
         if gap_before {
             self.close_gap(idx, tid, th, start, line_no);
         }
         if let (Some(s), Some(e), true) = (start, end, exact) {
             if e - s >= i64::try_from(self.opts.min_gap_ns).unwrap_or(i64::MAX) {
-                let cur = std::mem::take(&mut th.cur);
-                self.in_call(idx, tid, th, &cur, s, e);
-                th.cur = cur;
+                self.in_call(idx, tid, th, &th.cur, s, e);
             }
         }
         self.apply(scope, tid, key, c);
@@ -721,13 +734,30 @@ impl Shared {
             class: slot.class,
             primary: slot.resources().first().map(ResRef::to_raw),
             resources,
-            hash: match slot.hash(&mut self.scratch) {
-                Some(h) => Some(h),
-                None => th.ring.iter().find_map(|s| s.hash(&mut self.scratch)),
+            hash: if hash_decides(slot) {
+                match slot.hash(&mut self.scratch) {
+                    Some(h) => Some(h),
+                    None => th.ring.iter().find_map(|s| s.hash(&mut self.scratch)),
+                }
+            } else {
+                None
             },
             first: slot.first,
         });
     }
+}
+
+/// Whether the hash near time spent inside the call in `slot` can matter to the report:
+/// such an interval is an auth one only when the call's own resource is an auth file or
+/// socket ([`Shared::build`]), and only then is its hash shown. A resource inherited
+/// across a fork is named at report time, so it may be one. Looking for a hash in every
+/// call of the context for every slow call (mostly `accept`, `poll` and reads of sockets
+/// after binary data) was 7 % of the instructions of `gaps` on the bench capture.
+fn hash_decides(slot: &CtxSlot) -> bool {
+    slot.resources().first().is_some_and(|r| {
+        r.inherited.is_some()
+            || super::summary::is_auth(&super::build::label_text(&r.label), r.kind)
+    })
 }
 
 #[cfg(test)]
@@ -744,6 +774,38 @@ mod tests {
             a.end_input();
         }
         a.finish()
+    }
+
+    /// Time inside a call: its hash is the auth detail when the call's own resource is
+    /// an auth file, and is not looked for (nor shown) when it is not, even with a hash
+    /// in the calls just before.
+    #[test]
+    fn hash_of_time_inside_a_call_only_for_auth_resources() {
+        let t = "\
+1795296993.000000 openat(AT_FDCWD</srv>, \"/etc/apache2/.htpasswd\", O_RDONLY|O_CLOEXEC) = 9</etc/apache2/.htpasswd> <0.000010>
+1795296993.000100 read(9</etc/apache2/.htpasswd>, \"bob:$2y$12$abcdefghijklmnopqrstuuLd0rOkSqXcHBbMDmTHd0Lz1S0bUPG2\\n\", 4096) = 61 <0.400000>
+1795296993.400200 close(9</etc/apache2/.htpasswd>) = 0 <0.000005>
+1795296993.400300 accept4(3<TCP:[0.0.0.0:443]>, NULL, NULL, SOCK_CLOEXEC) = 10<TCP:[127.0.0.1:443->127.0.0.1:50000]> <1.000000>
+1795296994.400400 getpid() = 7 <0.000001>
+";
+        let r = run(&[("trace.7", Some(7), t)], GapOptions::default());
+        let inside: Vec<_> = r
+            .gaps
+            .iter()
+            .chain(r.blocked.iter())
+            .filter(|g| g.line == 2 || g.line == 4)
+            .collect();
+        assert_eq!(inside.len(), 2, "{:#?}", r);
+        let read = inside.iter().find(|g| g.line == 2).expect("the slow read");
+        assert_eq!(read.cause, Cause::Auth, "{read:#?}");
+        let detail = read.detail.as_deref().unwrap_or_default();
+        assert!(detail.contains("bcrypt cost 12"), "{read:#?}");
+        let accept = inside
+            .iter()
+            .find(|g| g.line == 4)
+            .expect("the slow accept");
+        assert_eq!(accept.cause, Cause::Blocked, "{accept:#?}");
+        assert_eq!(accept.detail, None, "{accept:#?}");
     }
 
     #[test]

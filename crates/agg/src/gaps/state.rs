@@ -250,6 +250,13 @@ impl Ring {
     pub(super) fn newest(&self) -> Option<&CtxSlot> {
         self.iter().next()
     }
+
+    /// Empty, as [`Ring::new`] makes it, keeping the slots' buffers: the slots past
+    /// `len` are never shown, and each is reset before it is filled again.
+    pub(super) fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
 }
 
 #[derive(Debug, Default)]
@@ -289,6 +296,45 @@ impl Thread {
             pending: Pending::default(),
             prev_was_exit: false,
         }
+    }
+
+    /// The state of [`Thread::new`] again, keeping the buffers (for reuse by a new
+    /// thread).
+    pub(super) fn clear(&mut self) {
+        // Every field named, so that a new one cannot be left out.
+        let Thread {
+            prev_end,
+            prev_exact,
+            timers,
+            in_timer,
+            events,
+            ring,
+            cur,
+            pending,
+            prev_was_exit,
+        } = self;
+        *prev_end = None;
+        *prev_exact = false;
+        *timers = 0;
+        *in_timer = false;
+        *events = 0;
+        ring.clear();
+        cur.reset(0);
+        let Pending {
+            active,
+            name,
+            args,
+            start,
+            line,
+            first,
+        } = pending;
+        *active = false;
+        name.clear();
+        args.clear();
+        *start = None;
+        *line = 0;
+        *first = false;
+        *prev_was_exit = false;
     }
 }
 
@@ -378,5 +424,52 @@ mod tests {
         }
         let lines: Vec<u64> = r.iter().map(|s| s.line).collect();
         assert_eq!(lines, [4, 3, 2]);
+    }
+
+    /// A cleared ring (or thread) behaves as a new one: the stale slots it keeps for
+    /// their buffers are never shown.
+    #[test]
+    fn cleared_ring_and_thread_are_as_new() {
+        let push = |r: &mut Ring, k: u64| {
+            let mut s = CtxSlot::default();
+            s.reset(k);
+            s.name.extend_from_slice(b"read");
+            r.push(&mut s);
+        };
+        for before in 0..5u64 {
+            for after in 0..5u64 {
+                let (mut fresh, mut used) = (Ring::new(3), Ring::new(3));
+                for k in 0..before {
+                    push(&mut used, 100 + k);
+                }
+                used.clear();
+                assert!(used.newest().is_none());
+                for k in 0..after {
+                    push(&mut fresh, k);
+                    push(&mut used, k);
+                }
+                let lines = |r: &Ring| r.iter().map(|s| s.line).collect::<Vec<u64>>();
+                assert_eq!(lines(&used), lines(&fresh), "{before} then {after}");
+            }
+        }
+        let mut th = Thread::new(3);
+        th.prev_end = Some(5);
+        th.prev_exact = true;
+        th.timers = 2;
+        th.in_timer = true;
+        th.events = 9;
+        th.cur.reset(7);
+        th.cur.args.extend_from_slice(b"3, \"x\"");
+        th.ring.push(&mut th.cur);
+        th.pending.active = true;
+        th.pending.name.extend_from_slice(b"read");
+        th.pending.start = Some(1);
+        th.pending.line = 3;
+        th.pending.first = true;
+        th.prev_was_exit = true;
+        th.clear();
+        // As new, but for the ring's kept slots.
+        th.ring.slots.clear();
+        assert_eq!(format!("{th:?}"), format!("{:?}", Thread::new(3)));
     }
 }
