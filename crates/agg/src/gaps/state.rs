@@ -207,10 +207,11 @@ impl CtxSlot {
     }
 }
 
-/// The last calls of a thread, oldest overwritten first.
+/// The last calls of a thread, oldest overwritten first. Slots are boxed so that
+/// putting a call in swaps two pointers, not two slots' worth of fields.
 #[derive(Debug)]
 pub(super) struct Ring {
-    pub(super) slots: Vec<CtxSlot>,
+    pub(super) slots: Vec<Box<CtxSlot>>,
     pub(super) cap: usize,
     pub(super) head: usize,
     pub(super) len: usize,
@@ -227,7 +228,7 @@ impl Ring {
     }
 
     /// Put `cur` in as the newest; `cur` gets the evicted slot's buffers.
-    pub(super) fn push(&mut self, cur: &mut CtxSlot) {
+    pub(super) fn push(&mut self, cur: &mut Box<CtxSlot>) {
         if self.slots.len() < self.cap {
             self.slots.push(std::mem::take(cur));
             self.head = self.slots.len() % self.cap;
@@ -243,7 +244,7 @@ impl Ring {
         let n = self.slots.len();
         (0..self.len).filter_map(move |k| {
             let i = (self.head + n * 2 - 1 - k) % n.max(1);
-            self.slots.get(i)
+            self.slots.get(i).map(|s| &**s)
         })
     }
 
@@ -277,7 +278,7 @@ pub(super) struct Thread {
     pub(super) in_timer: bool,
     pub(super) events: u64,
     pub(super) ring: Ring,
-    pub(super) cur: CtxSlot,
+    pub(super) cur: Box<CtxSlot>,
     pub(super) pending: Pending,
     /// The previous call's name (for `exit_group` before an exit).
     pub(super) prev_was_exit: bool,
@@ -292,7 +293,7 @@ impl Thread {
             in_timer: false,
             events: 0,
             ring: Ring::new(ring),
-            cur: CtxSlot::default(),
+            cur: Box::default(),
             pending: Pending::default(),
             prev_was_exit: false,
         }
@@ -416,10 +417,10 @@ mod tests {
     fn ring_keeps_the_newest() {
         let mut r = Ring::new(3);
         for k in 0..5u64 {
-            let mut s = CtxSlot {
+            let mut s = Box::new(CtxSlot {
                 line: k,
                 ..CtxSlot::default()
-            };
+            });
             r.push(&mut s);
         }
         let lines: Vec<u64> = r.iter().map(|s| s.line).collect();
@@ -431,7 +432,7 @@ mod tests {
     #[test]
     fn cleared_ring_and_thread_are_as_new() {
         let push = |r: &mut Ring, k: u64| {
-            let mut s = CtxSlot::default();
+            let mut s = Box::<CtxSlot>::default();
             s.reset(k);
             s.name.extend_from_slice(b"read");
             r.push(&mut s);
