@@ -101,8 +101,8 @@ pub struct ClientIds {
     /// Lines counted, not yet looked up, and the bytes they name.
     pending: Vec<Pending>,
     pending_bytes: Vec<u8>,
-    /// Per pending line: its User-Agent's number and its client hash, then its number.
-    keys: Vec<(u32, u64)>,
+    /// Per pending line, its client's number.
+    ids: Vec<u32>,
 }
 
 /// What a block counted, by number, with the names the merging side may lack.
@@ -133,15 +133,15 @@ fn client_hash(agent: u32, addr: &[u8]) -> u64 {
 /// How many counted lines are looked up together ([`ClientIds::count`]).
 const BATCH: usize = 32;
 
-/// A counted line not yet looked up: where its address and User-Agent are in
-/// `pending_bytes`.
+/// A counted line whose client is not looked up yet: its User-Agent's number, its
+/// client hash, and where its address is in `pending_bytes`.
 #[derive(Debug, Clone, Copy)]
 struct Pending {
-    ua_hash: u64,
+    agent: u32,
+    hash: u64,
     case: u32,
     n: u64,
     addr: (u32, u32),
-    ua: (u32, u32),
 }
 
 impl ClientIds {
@@ -161,7 +161,7 @@ impl ClientIds {
             entries: Vec::new(),
             pending: Vec::new(),
             pending_bytes: Vec::new(),
-            keys: Vec::new(),
+            ids: Vec::new(),
         }
     }
 
@@ -229,20 +229,21 @@ impl ClientIds {
 
     /// Count `n` requests of `case` for (`addr`, `ua`) in the current block.
     ///
-    /// Counted lines are looked up [`BATCH`] at a time: the User-Agents first (few, in
-    /// cache), then the clients one after another, then their tallies. A client's
+    /// The User-Agent is numbered at once (there are few, their table stays in cache);
+    /// the clients are looked up [`BATCH`] at a time, then their tallies. A client's
     /// lookup misses the cache (its table slot, its record); with a line's parsing
     /// between two lookups the misses came one at a time, in a tight loop they
     /// overlap.
     pub(crate) fn count(&mut self, addr: &[u8], ua: &[u8], case: u32, n: u64) {
+        let agent = self.agent(key_hash(ua), ua);
+        let hash = client_hash(agent, addr);
         let addr = push(&mut self.pending_bytes, addr);
-        let ua_at = push(&mut self.pending_bytes, ua);
         self.pending.push(Pending {
-            ua_hash: key_hash(ua),
+            agent,
+            hash,
             case,
             n,
             addr,
-            ua: ua_at,
         });
         if self.pending.len() >= BATCH {
             self.flush();
@@ -253,19 +254,15 @@ impl ClientIds {
     fn flush(&mut self) {
         let pending = std::mem::take(&mut self.pending);
         let bytes = std::mem::take(&mut self.pending_bytes);
-        let mut keys = std::mem::take(&mut self.keys);
-        keys.clear();
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
         for p in &pending {
-            let agent = self.agent(p.ua_hash, slice(&bytes, p.ua));
-            keys.push((agent, client_hash(agent, slice(&bytes, p.addr))));
+            ids.push(self.client(p.agent, p.hash, slice(&bytes, p.addr)));
         }
-        for (p, key) in pending.iter().zip(keys.iter_mut()) {
-            key.0 = self.client(key.0, key.1, slice(&bytes, p.addr));
-        }
-        for (p, &(i, _)) in pending.iter().zip(keys.iter()) {
+        for (p, &i) in pending.iter().zip(ids.iter()) {
             self.tally(i, p.case, p.n);
         }
-        self.keys = keys;
+        self.ids = ids;
         self.pending = pending;
         self.pending.clear();
         self.pending_bytes = bytes;
