@@ -211,6 +211,8 @@ impl CtxSlot {
 /// putting a call in swaps two pointers, not two slots' worth of fields.
 #[derive(Debug)]
 pub(super) struct Ring {
+    // Boxed on purpose: a push swaps the boxes with the thread's current slot.
+    #[allow(clippy::vec_box)]
     pub(super) slots: Vec<Box<CtxSlot>>,
     pub(super) cap: usize,
     pub(super) head: usize,
