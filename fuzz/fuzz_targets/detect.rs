@@ -3,13 +3,24 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tlsgap_parser::detect::detect;
+use tlsgap_parser::detect::{detect, detect_unpruned};
 use tlsgap_parser::infer::infer;
 use tlsgap_parser::{LineParser, Record};
 
 fuzz_target!(|data: &[u8]| {
     let lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-    if let Some(d) = detect(&lines) {
+    let found = detect(&lines);
+    // Pruning hopeless candidates changes no outcome.
+    let key = |d: &Option<tlsgap_parser::detect::Detection>| {
+        d.as_ref()
+            .map(|d| (d.preset, d.variant, d.parsed, d.sampled))
+    };
+    assert_eq!(
+        key(&found),
+        key(&detect_unpruned(&lines)),
+        "pruned and unpruned detection differ"
+    );
+    if let Some(d) = found {
         assert!(d.parsed >= 1 && d.parsed <= d.sampled, "{d:?}");
         // The detected format parses as many lines as detection said it did.
         let mut parser = LineParser::new(&d.format);

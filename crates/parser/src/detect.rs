@@ -202,6 +202,13 @@ pub fn detect(lines: &[&[u8]]) -> Option<Detection> {
     detect_with(lines, true)
 }
 
+/// [`detect`] with every candidate tried on every sampled line: the same outcome,
+/// slower (what the fuzz target holds [`detect`] to).
+#[doc(hidden)]
+pub fn detect_unpruned(lines: &[&[u8]]) -> Option<Detection> {
+    detect_with(lines, false)
+}
+
 /// [`detect`]; with `prune`, a candidate stops being tried on the sample once it can
 /// no longer parse as many lines as the best so far, or as the first candidate that
 /// parses the first line (it can then neither win nor tie, so the outcome is the
