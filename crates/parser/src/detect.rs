@@ -250,26 +250,39 @@ fn detect_with(lines: &[&[u8]], prune: bool) -> Option<Detection> {
     // A count the winner reaches, known before the loop: most logs are a preset or a
     // variant that parses the first line, and every other candidate then stops within
     // a few lines.
-    let floor = if prune {
-        candidates
-            .iter()
-            .filter(|(_, _, f, _)| {
-                sample
-                    .first()
-                    .is_some_and(|l| LineParser::new(f).parse(l, &mut Record::new(f)).is_ok())
-            })
-            .find_map(|(_, _, f, check)| count(f, *check, 0))
-            .unwrap_or(0)
-    } else {
-        0
-    };
+    // Full counts already taken (while looking for the floor), not taken again.
+    let mut known: Vec<Option<Option<usize>>> = vec![None; candidates.len()];
+    let mut floor = 0;
+    if prune {
+        let first = sample.first().copied().unwrap_or_default();
+        for (i, (_, _, f, check)) in candidates.iter().enumerate() {
+            if LineParser::new(f)
+                .parse(first, &mut Record::new(f))
+                .is_err()
+            {
+                continue;
+            }
+            let full = count(f, *check, 0);
+            if let Some(slot) = known.get_mut(i) {
+                *slot = Some(full);
+            }
+            if let Some(n) = full {
+                floor = n;
+                break;
+            }
+        }
+    }
     let mut best: Option<(usize, bool, Detection)> = None;
-    for (name, variant, format, check) in candidates {
+    for (i, (name, variant, format, check)) in candidates.into_iter().enumerate() {
         let need = match &best {
             Some((p, _, _)) if prune => floor.max(*p),
             _ => floor,
         };
-        let Some(parsed) = count(&format, check, need) else {
+        let counted = match known.get(i).copied().flatten() {
+            Some(full) => full,
+            None => count(&format, check, need),
+        };
+        let Some(parsed) = counted else {
             continue;
         };
         if parsed == 0 || parsed < need {
