@@ -195,6 +195,7 @@ impl Job for ExportJob<'_> {
         };
         // A block usually holds one or two days: a short list beats a map.
         let mut days: Vec<(dataset::Day, FrameBuilder)> = Vec::new();
+        let mut times = TimeText::default();
         let lines = self.lines.parse_block(block, |rel, rec| {
             if let Some(f) = frame.as_mut() {
                 f.push(&self.schema, rec, file, base + rel + 1);
@@ -219,8 +220,8 @@ impl Job for ExportJob<'_> {
                 return;
             }
             match self.kind {
-                RowFormat::Csv(style) => csv_row(&values, style, &mut text),
-                RowFormat::Ndjson => ndjson_row(&self.ndjson_keys, &values, &mut text),
+                RowFormat::Csv(style) => csv_row(&values, style, &mut times, &mut text),
+                RowFormat::Ndjson => ndjson_row(&self.ndjson_keys, &values, &mut times, &mut text),
                 // Built into `frame` above.
                 RowFormat::Parquet => {}
             }
@@ -242,7 +243,7 @@ impl Job for ExportJob<'_> {
 
 /// One CSV line: text through [`tlsgap_agg::rows::csv_field`] in `style`; numbers
 /// and times (never formulas) as they are.
-fn csv_row(values: &[Value<'_>], style: CsvStyle, out: &mut Vec<u8>) {
+fn csv_row(values: &[Value<'_>], style: CsvStyle, times: &mut TimeText, out: &mut Vec<u8>) {
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
             out.push(b',');
@@ -257,9 +258,7 @@ fn csv_row(values: &[Value<'_>], style: CsvStyle, out: &mut Vec<u8>) {
             Value::Float(x) => {
                 let _ = write!(out, "{x}");
             }
-            Value::Time(t) => {
-                let _ = write!(out, "{t}");
-            }
+            Value::Time(t) => times.write(t, out),
             Value::List(s, _) => tlsgap_agg::rows::csv_field(s, style, out),
         }
     }
@@ -282,26 +281,138 @@ fn ndjson_keys(schema: &ExportSchema) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// One NDJSON line: the keys of [`ndjson_keys`], values through serde_json's escaping
-/// (a time's RFC 3339 text has nothing to escape: written as it is).
-fn ndjson_row(keys: &[Vec<u8>], values: &[Value<'_>], out: &mut Vec<u8>) {
+/// One NDJSON line: the keys of [`ndjson_keys`], text as serde_json escapes it
+/// ([`json_string`]), numbers and lists through serde_json (a time's RFC 3339 text has
+/// nothing to escape: written as it is, by `times`).
+fn ndjson_row(keys: &[Vec<u8>], values: &[Value<'_>], times: &mut TimeText, out: &mut Vec<u8>) {
     if keys.is_empty() {
         out.push(b'{');
     }
     for (key, v) in keys.iter().zip(values) {
         out.extend_from_slice(key);
         let _ = match v {
-            Value::Null => serde_json::to_writer(&mut *out, &()),
-            Value::Text(s) => serde_json::to_writer(&mut *out, s.as_ref()),
+            Value::Null => {
+                out.extend_from_slice(b"null");
+                Ok(())
+            }
+            Value::Text(s) => {
+                json_string(s, out);
+                Ok(())
+            }
             Value::Int(n) => serde_json::to_writer(&mut *out, n),
             Value::Float(x) => serde_json::to_writer(&mut *out, x),
-            Value::Time(t) => write!(out, "\"{t}\"").map_err(serde_json::Error::io),
+            Value::Time(t) => {
+                out.push(b'"');
+                times.write(t, out);
+                out.push(b'"');
+                Ok(())
+            }
             Value::List(s, w) => {
                 serde_json::to_writer(&mut *out, &tlsgap_agg::export::list_items(s, *w))
             }
         };
     }
     out.extend_from_slice(b"}\n");
+}
+
+/// The RFC 3339 text of the last time written, kept: consecutive lines of a log mostly
+/// share their second, and formatting a time was a tenth of an NDJSON export's CPU.
+#[derive(Debug, Default)]
+struct TimeText {
+    last: Option<Timestamp>,
+    text: Vec<u8>,
+}
+
+impl TimeText {
+    /// Append `t`'s text (its `Display`) to `out`.
+    fn write(&mut self, t: &Timestamp, out: &mut Vec<u8>) {
+        if self.last != Some(*t) {
+            self.text.clear();
+            // A `Vec` takes every byte: nothing to fail.
+            let _ = write!(self.text, "{t}");
+            self.last = Some(*t);
+        }
+        out.extend_from_slice(&self.text);
+    }
+}
+
+/// Append `s` as a JSON string, byte for byte as serde_json writes it: `"` and `\\`
+/// escaped with a backslash, the C0 controls as `\b`, `\t`, `\n`, `\f`, `\r` or
+/// `\u00xx` (lower-case hex), everything else as it is. Eight bytes are checked at a
+/// time: log text rarely has anything to escape (serde_json's byte-by-byte loop was a
+/// sixth of an NDJSON export's CPU).
+fn json_string(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut from = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            if !word_needs_escape(u64::from_le_bytes(w)) {
+                i += 8;
+                continue;
+            }
+        }
+        // Byte by byte up to the end of this word (or of the text).
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let b = bytes[i];
+            if let Some(esc) = json_escape(b) {
+                out.extend_from_slice(&bytes[from..i]);
+                match esc {
+                    Escape::Short(c) => out.extend_from_slice(&[b'\\', c]),
+                    Escape::Unicode => {
+                        const HEX: &[u8; 16] = b"0123456789abcdef";
+                        out.extend_from_slice(b"\\u00");
+                        out.push(HEX[usize::from(b >> 4)]);
+                        out.push(HEX[usize::from(b & 0xf)]);
+                    }
+                }
+                from = i + 1;
+            }
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
+}
+
+/// How a byte is escaped in a JSON string.
+enum Escape {
+    /// A backslash and this byte.
+    Short(u8),
+    /// `\u00` and two hex digits.
+    Unicode,
+}
+
+/// How JSON escapes byte `b` (`None`: written as it is).
+fn json_escape(b: u8) -> Option<Escape> {
+    Some(match b {
+        b'"' => Escape::Short(b'"'),
+        b'\\' => Escape::Short(b'\\'),
+        0x08 => Escape::Short(b'b'),
+        0x09 => Escape::Short(b't'),
+        0x0a => Escape::Short(b'n'),
+        0x0c => Escape::Short(b'f'),
+        0x0d => Escape::Short(b'r'),
+        0..=0x1f => Escape::Unicode,
+        _ => return None,
+    })
+}
+
+/// Whether any byte of `w` (eight bytes) is below 0x20, `"` or `\\`. Exact (each test
+/// is the classic "has a zero byte" / "has a byte below n" word test, which never
+/// misses and, for n <= 128, never reports a byte that is not there).
+fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES.wrapping_mul(n)) & !x & HIGH;
+    let quote = w ^ ONES.wrapping_mul(u64::from(b'"'));
+    let backslash = w ^ ONES.wrapping_mul(u64::from(b'\\'));
+    below(w, 0x20) | below(quote, 1) | below(backslash, 1) != 0
 }
 
 /// The day of `t` in the offset the log wrote it in (days since 1970-01-01).
@@ -425,4 +536,108 @@ pub fn run_dataset(run: &RunOptions, target: &DatasetTarget) -> Result<ExportOut
         run: summary,
         written: Some(written),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// serde_json's text for `s`.
+    fn serde(s: &str) -> Vec<u8> {
+        serde_json::to_vec(s).unwrap()
+    }
+
+    fn ours(s: &str) -> Vec<u8> {
+        let mut out = b"x".to_vec();
+        json_string(s, &mut out);
+        out.remove(0);
+        out
+    }
+
+    /// Every ASCII byte, alone and at every place of a word and across two words, and
+    /// random texts (ASCII-heavy with every kind of escape, non-ASCII, every length up
+    /// to 40): written exactly as serde_json writes them.
+    #[test]
+    fn json_strings_are_serde_jsons() {
+        for b in 0u8..0x80 {
+            let c = char::from(b);
+            for len in 0..20 {
+                for at in 0..=len {
+                    let mut s: String = "a".repeat(len);
+                    s.insert(at, c);
+                    assert_eq!(ours(&s), serde(&s), "{s:?}");
+                }
+            }
+        }
+        let alphabet: Vec<char> =
+            "ab/ \"\\\u{0}\u{1}\u{8}\t\n\u{b}\u{c}\r\u{1f}\u{7f}\u{80}é€😀\u{2028}~ 0"
+                .chars()
+                .collect();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 41) as usize;
+            let s: String = (0..len)
+                .map(|k| {
+                    let r = seed.rotate_left(k as u32 * 5);
+                    // Mostly plain letters, as log text is.
+                    if r % 4 == 0 {
+                        alphabet[(r >> 8) as usize % alphabet.len()]
+                    } else {
+                        'q'
+                    }
+                })
+                .collect();
+            assert_eq!(ours(&s), serde(&s), "{s:?}");
+        }
+    }
+
+    /// The word test finds exactly the words with a byte to escape.
+    #[test]
+    fn the_word_test_is_exact() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Bytes near the edges: below and at 0x20, around '"' and '\\', high.
+            let edges = [
+                0x00, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff,
+            ];
+            let w: [u8; 8] =
+                std::array::from_fn(|k| edges[(seed >> (k * 4)) as usize % edges.len()]);
+            let expected = w.iter().any(|&b| json_escape(b).is_some());
+            assert_eq!(
+                word_needs_escape(u64::from_le_bytes(w)),
+                expected,
+                "{w:02x?}"
+            );
+        }
+    }
+
+    /// A time is written as its `Display`, whether it repeats or not.
+    #[test]
+    fn kept_time_text_is_the_times() {
+        let mut times = TimeText::default();
+        let t = |unix, nanos, offset_minutes| Timestamp {
+            unix,
+            nanos,
+            offset_minutes,
+        };
+        for ts in [
+            t(1_700_000_000, 0, Some(120)),
+            t(1_700_000_000, 0, Some(120)),
+            t(1_700_000_000, 0, Some(-300)),
+            t(1_700_000_000, 0, None),
+            t(1_700_000_000, 5_000_000, None),
+            t(1_700_000_001, 5_000_000, None),
+            t(1_700_000_001, 5_000_000, None),
+        ] {
+            let mut out = Vec::new();
+            times.write(&ts, &mut out);
+            assert_eq!(out, ts.to_string().into_bytes());
+        }
+    }
 }
