@@ -154,6 +154,7 @@ def tlsgap_commands(bin_, access, trace, out):
         ("export-parquet-j1", [bin_, "export", "-q", "-j1", "--format", "parquet", "-o",
                                pq, access]),
         ("export-ndjson-j1", [bin_, "export", "-q", "-j1", access]),
+        ("export-csv-j1", [bin_, "export", "-q", "-j1", "--format", "csv", access]),
         ("gaps", [bin_, "gaps", "-q", trace]),
     ]
 

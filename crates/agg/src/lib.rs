@@ -45,6 +45,7 @@ pub mod totals;
 pub mod trend;
 pub mod verdict;
 pub mod whatif;
+pub mod words;
 
 pub use export::{ColumnType, ExportSchema, Value};
 pub use gaps::{
