@@ -10,12 +10,17 @@ output goes to /dev/null, standard input is /dev/null.
 
 usage: bench/ratios.py [--runs 3] [--lines 1000000] [--strace-mb 100] [--work DIR]
                        [--tlsgap BIN] [--base BIN] [--loggen BIN] [--memory]
+                       [--memory-runs 3]
                        [--only NAME,NAME]
 
   --tlsgap BIN   the binary measured (default: $CARGO_TARGET_DIR/release/tlsgap)
   --base BIN     a second binary: each tlsgap command runs with both, alternated, and
                  the table gets a new ÷ base column (a speed change's before/after)
-  --memory       also peak memory of every tlsgap command on a 10× larger log
+  --memory       also peak memory of every tlsgap command on a 10× larger log: the
+                 median of --memory-runs runs (default 3) against the median of the
+                 rounds on the log, like with like (one run's peak moves with how full
+                 the bounded queues between threads happen to be: the NDJSON export
+                 peaked at 39-51 MiB over five runs of one log)
   --only         run only these commands (names in the first column)
 
 Inputs (made once, kept in --work, default /root/.cache/tlsgap-bench):
@@ -189,6 +194,7 @@ def main():
     ap.add_argument("--base")
     ap.add_argument("--loggen")
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--memory-runs", type=int, default=3)
     ap.add_argument("--only")
     args = ap.parse_args()
     if not args.tlsgap:
@@ -229,7 +235,8 @@ def main():
         for name, argv in tlsgap_commands(args.tlsgap, big, trace, out):
             if name.startswith("gaps") or (args.only and name not in args.only.split(",")):
                 continue
-            memory[name] = run(argv)[2]
+            memory[name] = statistics.median(
+                run(argv)[2] for _ in range(max(1, args.memory_runs)))
 
     def cpu(n):
         return med[n][1] if n in med else None
@@ -276,7 +283,8 @@ def main():
         w(f"| {peer} CPU ÷ `tls -j1` CPU | {both(peer, 'tls-j1')} |")
     if memory:
         for name, rss in memory.items():
-            w(f"| peak memory `{name}`, {args.lines * 10:,} ÷ {args.lines:,} lines | "
+            w(f"| peak memory `{name}`, {args.lines * 10:,} ÷ {args.lines:,} lines "
+              f"(medians of {args.runs} and {max(1, args.memory_runs)} runs) | "
               f"{rss / med[name][2]:.2f}× ({med[name][2]:.0f} → {rss:.0f} MiB) | – |")
     w("")
     w("| command | wall s | CPU s | MB/s (wall) | peak RSS MiB |" +
