@@ -280,26 +280,9 @@ mod tests {
     /// character-by-character writer makes of it; raw fields only double quotes.
     #[test]
     fn copied_runs_write_what_characters_would() {
-        let alphabet: Vec<char> =
-            "ab \"'=,\u{0}\t\n\r\u{1b}\u{1f}\u{7f}\u{80}\u{9b}é€😀\u{2028}\u{202e}\u{2066}~"
-                .chars()
-                .collect();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let len = (seed % 41) as usize;
-            let s: String = (0..len)
-                .map(|k| {
-                    let r = seed.rotate_left(k as u32 * 5);
-                    if r % 4 == 0 {
-                        alphabet[(r >> 8) as usize % alphabet.len()]
-                    } else {
-                        'q'
-                    }
-                })
-                .collect();
+        let alphabet =
+            "ab \"'=,\u{0}\t\n\r\u{1b}\u{1f}\u{7f}\u{80}\u{9b}é€😀\u{2028}\u{202e}\u{2066}~";
+        for s in crate::words::sample_texts(alphabet, 20_000) {
             let mut chars = b"\"".to_vec();
             if s.starts_with(formula_start) && !inert(&s) {
                 chars.push(b'\'');

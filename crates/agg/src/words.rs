@@ -31,6 +31,32 @@ pub fn has_high(w: u64) -> bool {
     w & HIGH != 0
 }
 
+/// Texts for the tests of the writers built on these words: `count` texts of 0 to 40
+/// characters, three in four `q` (log text is mostly plain), the others drawn from
+/// `alphabet`, the same every run (a fixed xorshift seed).
+#[doc(hidden)]
+pub fn sample_texts(alphabet: &str, count: usize) -> Vec<String> {
+    let alphabet: Vec<char> = alphabet.chars().collect();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    (0..count)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 41) as usize;
+            (0..len)
+                .map(|k| {
+                    let r = seed.rotate_left(k as u32 * 5);
+                    match alphabet.get((r >> 8) as usize % alphabet.len().max(1)) {
+                        Some(&c) if r % 4 == 0 => c,
+                        _ => 'q',
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -561,27 +561,8 @@ mod tests {
                 }
             }
         }
-        let alphabet: Vec<char> =
-            "ab/ \"\\\u{0}\u{1}\u{8}\t\n\u{b}\u{c}\r\u{1f}\u{7f}\u{80}é€😀\u{2028}~ 0"
-                .chars()
-                .collect();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let len = (seed % 41) as usize;
-            let s: String = (0..len)
-                .map(|k| {
-                    let r = seed.rotate_left(k as u32 * 5);
-                    // Mostly plain letters, as log text is.
-                    if r % 4 == 0 {
-                        alphabet[(r >> 8) as usize % alphabet.len()]
-                    } else {
-                        'q'
-                    }
-                })
-                .collect();
+        let alphabet = "ab/ \"\\\u{0}\u{1}\u{8}\t\n\u{b}\u{c}\r\u{1f}\u{7f}\u{80}é€😀\u{2028}~ 0";
+        for s in tlsgap_agg::words::sample_texts(alphabet, 20_000) {
             assert_eq!(ours(&s), serde(&s), "{s:?}");
         }
     }
