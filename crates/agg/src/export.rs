@@ -223,6 +223,30 @@ impl ExportSchema {
         }
     }
 
+    /// The bytes a text column's value is made of, before they are checked as UTF-8
+    /// ([`lossless_text`], which [`ExportSchema::value`] applies): for the writers that
+    /// can copy plain ASCII as it is and convert only the rest (inner `None`: absent).
+    /// `None` for a column that is not plain text (numbers, times, lists).
+    pub fn raw_text<'a>(
+        &self,
+        c: &Column,
+        rec: &Record<'a>,
+        parts: &RequestParts<'a>,
+        file: &'a str,
+    ) -> Option<Option<Cow<'a, [u8]>>> {
+        if c.ty != ColumnType::Text {
+            return None;
+        }
+        Some(match c.source {
+            Source::File => Some(Cow::Borrowed(file.as_bytes())),
+            Source::Method => parts.method.clone(),
+            Source::Target => parts.target.clone(),
+            Source::HttpVersion => parts.http_version.clone(),
+            Source::Field(i) => rec.value(i),
+            _ => return None,
+        })
+    }
+
     /// Whether column `c` has a [`ExportSchema::text_key`]: a text column from a
     /// field, a request part or the file's name.
     pub fn is_keyed(c: &Column) -> bool {
@@ -347,6 +371,48 @@ mod tests {
         assert_eq!(at("status"), &Value::Int(200));
         assert_eq!(at("bytes"), &Value::Int(0), "CLF `-` bytes are zero");
         assert_eq!(at("user_agent"), &Value::Text("x \"y\"".into()));
+    }
+
+    /// Every plain text column's value is [`lossless_text`] of its raw text, and only
+    /// those columns have one: lines with escapes, bytes that are not UTF-8, absent and
+    /// empty fields, a request without a version, a format with fields of its own.
+    #[test]
+    fn raw_text_is_what_the_value_is_made_of() {
+        let lines: [&[u8]; 4] = [
+            br#"::1 - "" [21/Nov/2026:18:07:40 +0100] "GET /a\xffb c HTTP/1.1" 200 - "-" "x \"y\"" TLSv1.2 AES128-SHA"#,
+            b"10.0.0.1 - b\xc3\xa9 [21/Nov/2026:18:07:40 +0100] \"PUT /\xe2\x82 HTTP/2.0\" 404 12 \"http://\xff/\" \"\xf0\x9f\x98\x80\" - -",
+            br#"10.0.0.2 - - [21/Nov/2026:18:07:40 +0100] "\x16\x03\x01" 400 0 "-" "-" - -"#,
+            br#"10.0.0.3 - - [21/Nov/2026:18:07:40 +0100] "GET /only-target" 200 1 "-" "curl/8" TLSv1.3 TLS_AES_128_GCM_SHA256"#,
+        ];
+        for format in [
+            "combinedssl",
+            r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %{SSL_PROTOCOL}x %{SSL_CIPHER}x"#,
+        ] {
+            let f = Format::compile(format).unwrap();
+            let s = ExportSchema::new(&f, false);
+            let mut p = LineParser::new(&f);
+            let mut rec = Record::new(&f);
+            let mut texts = 0;
+            for line in lines {
+                p.parse(line, &mut rec).unwrap();
+                let parts = s.request_parts(&rec);
+                for c in &s.columns {
+                    let value = s.value(c, &rec, &parts, "d\u{e9}j\u{e0}.log", 3);
+                    match s.raw_text(c, &rec, &parts, "d\u{e9}j\u{e0}.log") {
+                        Some(raw) => {
+                            texts += 1;
+                            assert_eq!(text(raw), value, "{}", c.name);
+                        }
+                        None => assert!(
+                            !matches!(value, Value::Text(_)),
+                            "{} is text without raw text",
+                            c.name
+                        ),
+                    }
+                }
+            }
+            assert!(texts >= 4 * 10, "{format}: {texts}");
+        }
     }
 
     #[test]

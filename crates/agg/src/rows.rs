@@ -80,6 +80,42 @@ pub fn csv_field(s: &str, style: CsvStyle, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// [`csv_field`] of the text `bytes` stand for ([`tlsgap_parser::lossless_text`]: bytes
+/// that are not UTF-8 as `\xHH`), without checking the plain ASCII run at the start
+/// as UTF-8 first: that run is copied as it is, only the rest is converted.
+pub fn csv_field_bytes(bytes: &[u8], style: CsvStyle, out: &mut Vec<u8>) {
+    let plain = plain_prefix(bytes);
+    if plain == bytes.len() {
+        // All printable ASCII without a quote: the text itself, nothing to escape
+        // but a formula's start.
+        out.push(b'"');
+        if style == CsvStyle::Safe
+            && bytes.first().is_some_and(|&b| formula_start(char::from(b)))
+            && bytes != b"-"
+        {
+            out.push(b'\'');
+        }
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    if style == CsvStyle::Raw || plain == 0 {
+        csv_field(&tlsgap_parser::lossless_text(bytes), style, out);
+        return;
+    }
+    // A plain run, then the rest: the run is whole characters, so the rest converts
+    // to what it would as part of the whole, and a formula is judged by the run's
+    // first byte.
+    out.push(b'"');
+    if bytes.first().is_some_and(|&b| formula_start(char::from(b))) {
+        out.push(b'\'');
+    }
+    out.extend_from_slice(bytes.get(..plain).unwrap_or_default());
+    let rest = bytes.get(plain..).unwrap_or_default();
+    safe_chars(&tlsgap_parser::lossless_text(rest), out);
+    out.push(b'"');
+}
+
 /// How many bytes at the start of `bytes` [`safe_chars`] writes as they are and one
 /// at a time: printable ASCII but `"`.
 fn plain_prefix(bytes: &[u8]) -> usize {
@@ -292,6 +328,24 @@ mod tests {
             assert_eq!(field(&s, CsvStyle::Safe).into_bytes(), chars, "{s:?}");
             let raw = format!("\"{}\"", s.replace('"', "\"\""));
             assert_eq!(field(&s, CsvStyle::Raw), raw, "{s:?}");
+        }
+    }
+
+    /// The bytes writer is the text writer on their lossless text: random byte strings
+    /// (valid and broken UTF-8, escapes, quotes, formula starts, the lone dash) in both
+    /// styles.
+    #[test]
+    fn bytes_write_as_their_lossless_text() {
+        let alphabet = "ab \"'=+-@,\u{0}\t\n\r\u{1b}\u{7f}\u{80}\u{9b}é€😀\u{2028}\u{202e}~";
+        let cases = crate::words::sample_bytes(alphabet, 20_000);
+        for b in &cases {
+            for style in [CsvStyle::Safe, CsvStyle::Raw] {
+                let mut want = Vec::new();
+                csv_field(&tlsgap_parser::lossless_text(b), style, &mut want);
+                let mut got = Vec::new();
+                csv_field_bytes(b, style, &mut got);
+                assert_eq!(got, want, "{style:?} {b:?}");
+            }
         }
     }
 

@@ -57,6 +57,36 @@ pub fn sample_texts(alphabet: &str, count: usize) -> Vec<String> {
         .collect()
 }
 
+/// [`sample_texts`] as bytes, every third with a sequence that is not UTF-8 put in at
+/// a character boundary (a lone continuation byte, a truncated sequence, an overlong
+/// encoding, a surrogate, `0xff`), and four short edge cases first.
+#[doc(hidden)]
+pub fn sample_bytes(alphabet: &str, count: usize) -> Vec<Vec<u8>> {
+    let broken: [&[u8]; 6] = [
+        b"\xff",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xed\xa0\x80",
+        b"\xc0\xaf",
+        b"\x80",
+    ];
+    let mut cases: Vec<Vec<u8>> = vec![b"-".to_vec(), b"--".to_vec(), b"=1".to_vec(), Vec::new()];
+    for (k, s) in sample_texts(alphabet, count).into_iter().enumerate() {
+        let mut b = s.into_bytes();
+        if k % 3 == 0 {
+            let at = (k / 3) % (b.len() + 1);
+            let at = (0..=at)
+                .rev()
+                .find(|&i| b.get(i).is_none_or(|&c| c & 0xc0 != 0x80))
+                .unwrap_or(0);
+            let piece = broken.get(k % broken.len()).copied().unwrap_or_default();
+            b.splice(at..at, piece.iter().copied());
+        }
+        cases.push(b);
+    }
+    cases
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use tlsgap_agg::export::Source;
 use tlsgap_agg::frame::{BlockBuilder, FrameBuilder};
 use tlsgap_agg::rows::CsvStyle;
 use tlsgap_agg::{ExportSchema, Value};
-use tlsgap_parser::Timestamp;
+use tlsgap_parser::{Record, Timestamp};
 
 use crate::dataset;
 use crate::lines::{self, has_lines, BadLineSink, LineLoop, LinePartial, RunSummary};
@@ -197,12 +197,13 @@ impl Job for ExportJob<'_> {
         let mut days: Vec<(dataset::Day, FrameBuilder)> = Vec::new();
         let mut times = TimeText::default();
         let lines = self.lines.parse_block(block, |rel, rec| {
+            let line = base + rel + 1;
             if let Some(f) = frame.as_mut() {
-                f.push(&self.schema, rec, file, base + rel + 1);
+                f.push(&self.schema, rec, file, line);
                 return;
             }
-            self.schema.values(rec, file, base + rel + 1, &mut values);
             if let Some(t) = self.partition_time {
+                self.schema.values(rec, file, line, &mut values);
                 let day = match values.get(t) {
                     Some(Value::Time(ts)) => Some(local_day(ts)),
                     _ => None,
@@ -219,9 +220,10 @@ impl Job for ExportJob<'_> {
                 }
                 return;
             }
+            let row = (&self.schema, rec, file, line);
             match self.kind {
-                RowFormat::Csv(style) => csv_row(&values, style, &mut times, &mut text),
-                RowFormat::Ndjson => ndjson_row(&self.ndjson_keys, &values, &mut times, &mut text),
+                RowFormat::Csv(style) => csv_row(row, style, &mut times, &mut text),
+                RowFormat::Ndjson => ndjson_row(row, &self.ndjson_keys, &mut times, &mut text),
                 // Built into `frame` above.
                 RowFormat::Parquet => {}
             }
@@ -241,16 +243,34 @@ impl Job for ExportJob<'_> {
     }
 }
 
-/// One CSV line: text through [`tlsgap_agg::rows::csv_field`] in `style`; numbers
-/// and times (never formulas) as they are.
-fn csv_row(values: &[Value<'_>], style: CsvStyle, times: &mut TimeText, out: &mut Vec<u8>) {
-    for (i, v) in values.iter().enumerate() {
+/// A row to write: the schema, the parsed line, its input's name and its line number.
+type Row<'r, 'a> = (&'r ExportSchema, &'r Record<'a>, &'a str, u64);
+
+/// One CSV line: text through [`tlsgap_agg::rows::csv_field_bytes`] in `style` (the
+/// field's bytes, converted only where they are not plain ASCII); numbers and times
+/// (never formulas) as they are.
+fn csv_row(
+    (schema, rec, file, line): Row<'_, '_>,
+    style: CsvStyle,
+    times: &mut TimeText,
+    out: &mut Vec<u8>,
+) {
+    let parts = schema.request_parts(rec);
+    for (i, c) in schema.columns.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
+        let v = match schema.raw_text(c, rec, &parts, file) {
+            Some(Some(bytes)) => {
+                tlsgap_agg::rows::csv_field_bytes(&bytes, style, out);
+                continue;
+            }
+            Some(None) => continue,
+            None => schema.value(c, rec, &parts, file, line),
+        };
         match v {
             Value::Null => {}
-            Value::Text(s) => tlsgap_agg::rows::csv_field(s, style, out),
+            Value::Text(s) => tlsgap_agg::rows::csv_field(&s, style, out),
             // Written in place (a `Vec` takes every byte: nothing to fail).
             Value::Int(n) => {
                 let _ = write!(out, "{n}");
@@ -258,8 +278,8 @@ fn csv_row(values: &[Value<'_>], style: CsvStyle, times: &mut TimeText, out: &mu
             Value::Float(x) => {
                 let _ = write!(out, "{x}");
             }
-            Value::Time(t) => times.write(t, out),
-            Value::List(s, _) => tlsgap_agg::rows::csv_field(s, style, out),
+            Value::Time(t) => times.write(&t, out),
+            Value::List(s, _) => tlsgap_agg::rows::csv_field(&s, style, out),
         }
     }
     out.push(b'\n');
@@ -282,33 +302,48 @@ fn ndjson_keys(schema: &ExportSchema) -> Vec<Vec<u8>> {
 }
 
 /// One NDJSON line: the keys of [`ndjson_keys`], text as serde_json escapes it
-/// ([`json_string`]), numbers and lists through serde_json (a time's RFC 3339 text has
-/// nothing to escape: written as it is, by `times`).
-fn ndjson_row(keys: &[Vec<u8>], values: &[Value<'_>], times: &mut TimeText, out: &mut Vec<u8>) {
+/// ([`json_bytes`]: the field's bytes, converted only where they are not ASCII),
+/// numbers and lists through serde_json (a time's RFC 3339 text has nothing to escape:
+/// written as it is, by `times`).
+fn ndjson_row(
+    (schema, rec, file, line): Row<'_, '_>,
+    keys: &[Vec<u8>],
+    times: &mut TimeText,
+    out: &mut Vec<u8>,
+) {
     if keys.is_empty() {
         out.push(b'{');
     }
-    for (key, v) in keys.iter().zip(values) {
+    let parts = schema.request_parts(rec);
+    for (key, c) in keys.iter().zip(&schema.columns) {
         out.extend_from_slice(key);
+        let v = match schema.raw_text(c, rec, &parts, file) {
+            Some(Some(bytes)) => {
+                json_bytes(&bytes, out);
+                continue;
+            }
+            Some(None) => Value::Null,
+            None => schema.value(c, rec, &parts, file, line),
+        };
         let _ = match v {
             Value::Null => {
                 out.extend_from_slice(b"null");
                 Ok(())
             }
             Value::Text(s) => {
-                json_string(s, out);
+                json_string(&s, out);
                 Ok(())
             }
-            Value::Int(n) => serde_json::to_writer(&mut *out, n),
-            Value::Float(x) => serde_json::to_writer(&mut *out, x),
+            Value::Int(n) => serde_json::to_writer(&mut *out, &n),
+            Value::Float(x) => serde_json::to_writer(&mut *out, &x),
             Value::Time(t) => {
                 out.push(b'"');
-                times.write(t, out);
+                times.write(&t, out);
                 out.push(b'"');
                 Ok(())
             }
             Value::List(s, w) => {
-                serde_json::to_writer(&mut *out, &tlsgap_agg::export::list_items(s, *w))
+                serde_json::to_writer(&mut *out, &tlsgap_agg::export::list_items(&s, w))
             }
         };
     }
@@ -342,14 +377,33 @@ impl TimeText {
 /// time: log text rarely has anything to escape (serde_json's byte-by-byte loop was a
 /// sixth of an NDJSON export's CPU).
 fn json_string(s: &str, out: &mut Vec<u8>) {
-    let bytes = s.as_bytes();
+    json_escaped::<false>(s.as_bytes(), out);
+}
+
+/// [`json_string`] of the text `bytes` stand for ([`tlsgap_parser::lossless_text`]),
+/// without checking them as UTF-8 first when they are ASCII (most log text): only
+/// bytes with one that is not are converted, and written again.
+fn json_bytes(bytes: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    if !json_escaped::<true>(bytes, out) {
+        out.truncate(start);
+        json_string(&tlsgap_parser::lossless_text(bytes), out);
+    }
+}
+
+/// The JSON string of `bytes` (UTF-8, or with `ASCII_ONLY` stopping, and returning
+/// false, at the first byte that is not ASCII).
+fn json_escaped<const ASCII_ONLY: bool>(bytes: &[u8], out: &mut Vec<u8>) -> bool {
+    use tlsgap_agg::words::{has_below, has_byte, has_high};
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut from = 0;
     let mut i = 0;
     while i < bytes.len() {
         if let Some(w) = tlsgap_agg::words::word(bytes, i) {
-            if !word_needs_escape(w) {
+            let escape = has_below(w, 0x20) || has_byte(w, b'"') || has_byte(w, b'\\');
+            let stop = escape || (ASCII_ONLY && has_high(w));
+            if !stop {
                 i += 8;
                 continue;
             }
@@ -358,6 +412,9 @@ fn json_string(s: &str, out: &mut Vec<u8>) {
         let end = (i + 8).min(bytes.len());
         while i < end {
             let b = bytes[i];
+            if ASCII_ONLY && !b.is_ascii() {
+                return false;
+            }
             if let Some(esc) = json_escape(b) {
                 out.extend_from_slice(&bytes[from..i]);
                 match esc {
@@ -376,6 +433,7 @@ fn json_string(s: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&bytes[from..]);
     out.push(b'"');
+    true
 }
 
 /// How a byte is escaped in a JSON string.
@@ -399,12 +457,6 @@ fn json_escape(b: u8) -> Option<Escape> {
         0..=0x1f => Escape::Unicode,
         _ => return None,
     })
-}
-
-/// Whether any byte of `w` (eight bytes) is one [`json_escape`] escapes.
-fn word_needs_escape(w: u64) -> bool {
-    use tlsgap_agg::words::{has_below, has_byte};
-    has_below(w, 0x20) || has_byte(w, b'"') || has_byte(w, b'\\')
 }
 
 /// The day of `t` in the offset the log wrote it in (days since 1970-01-01).
@@ -564,6 +616,20 @@ mod tests {
         let alphabet = "ab/ \"\\\u{0}\u{1}\u{8}\t\n\u{b}\u{c}\r\u{1f}\u{7f}\u{80}é€😀\u{2028}~ 0";
         for s in tlsgap_agg::words::sample_texts(alphabet, 20_000) {
             assert_eq!(ours(&s), serde(&s), "{s:?}");
+        }
+    }
+
+    /// The bytes writer is the text writer on their lossless text: random byte strings,
+    /// valid and broken UTF-8, with every kind of escape.
+    #[test]
+    fn json_bytes_write_as_their_lossless_text() {
+        let alphabet = "ab/ \"\\\u{0}\u{1f}\t\n\u{7f}\u{80}é€😀\u{2028}~";
+        for b in tlsgap_agg::words::sample_bytes(alphabet, 20_000) {
+            let mut want = b"x".to_vec();
+            json_string(&tlsgap_parser::lossless_text(&b), &mut want);
+            let mut got = b"x".to_vec();
+            json_bytes(&b, &mut got);
+            assert_eq!(got, want, "{b:?}");
         }
     }
 
