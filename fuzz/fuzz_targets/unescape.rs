@@ -1,10 +1,12 @@
 //! Unescaping under every escaping, plus round trips: bytes escaped the way each
-//! server escapes them must unescape to the same bytes.
+//! server escapes them must unescape to the same bytes; and the CSV writer of raw
+//! bytes against the one of their lossless text.
 #![no_main]
 
 use std::borrow::Cow;
 
 use libfuzzer_sys::fuzz_target;
+use tlsgap_agg::rows::{csv_field, csv_field_bytes, CsvStyle};
 use tlsgap_parser::{lossless_text, unescape, Escaping};
 
 const ALL: [Escaping; 4] = [
@@ -84,6 +86,14 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(&*unescape(&json_escape(data), Escaping::NginxJson), data);
 
     let text = lossless_text(data);
+    // The CSV writer that takes bytes writes what the one that takes text writes of
+    // their lossless text, in both styles.
+    for style in [CsvStyle::Safe, CsvStyle::Raw] {
+        let (mut from_bytes, mut from_text) = (Vec::new(), Vec::new());
+        csv_field_bytes(data, style, &mut from_bytes);
+        csv_field(&text, style, &mut from_text);
+        assert_eq!(from_bytes, from_text, "{style:?}");
+    }
     if let Ok(s) = std::str::from_utf8(data) {
         assert_eq!(text, s);
     } else {
