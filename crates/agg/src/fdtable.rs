@@ -6,7 +6,8 @@
 //! ([`Lookup::Inherited`]) and the answer is looked up later, at report time, in the
 //! snapshot of the parent's table taken at the `clone`/`fork` that created the process
 //! ([`FdTables::resolve_inherited`]). That keeps the answer the same whatever order
-//! `-ff` files are read in, and never guesses: what cannot be known stays unknown.
+//! `-ff` files are read in (their tables never take a copy of a parent's: see
+//! [`UNORDERED`]), and never guesses: what cannot be known stays unknown.
 //!
 //! `-y` decorations, when present, name the resource directly and win over the table.
 //!
@@ -14,16 +15,16 @@
 //! use tlsgap_agg::fdtable::{FdTables, Lookup, ResKind};
 //!
 //! let mut t = FdTables::default();
-//! let key = t.view(0, 100);
+//! let key = t.view(1, 100); // scope 1: the first `-f` file
 //! t.open(key, 3, b"/etc/htpasswd", ResKind::File, true);
-//! t.clone_child(0, 100, 101, false);
-//! let child = t.view(0, 101);
+//! t.clone_child(1, 100, 101, false);
+//! let child = t.view(1, 101);
 //! assert!(matches!(t.lookup(child, 3), Lookup::Known(b"/etc/htpasswd", ResKind::File)));
 //! t.exec(child); // O_CLOEXEC fds go away at a successful execve
 //! assert!(matches!(t.lookup(child, 3), Lookup::Closed));
 //! ```
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -101,6 +102,14 @@ impl ResKind {
 /// The scope separates inputs that must not share state (each `-f` file is its own
 /// scope; all `-ff` files of a run share one).
 pub type TableKey = (u32, u32);
+
+/// The scope of the `-ff` files of a run. They are not in time order between them, so
+/// a table there holds only what its own process did: nothing is copied into it from a
+/// parent's snapshot, whichever file came first, and every inherited fd is resolved at
+/// report time ([`FdTables::resolve_inherited`]). Reading one file then depends on no
+/// other, which is what lets `-ff` files be read in any order, or in parallel, with
+/// the same answers.
+pub const UNORDERED: u32 = 0;
 
 /// Highest fd number tracked (larger numbers are looked up as unknown).
 const MAX_FD: usize = 1 << 16;
@@ -187,7 +196,7 @@ struct Inherit {
     parent: TableKey,
     /// Shared between the children of a parent whose table did not change between
     /// forks (a prefork server), copied when the parent changes it.
-    table: Rc<Table>,
+    table: Arc<Table>,
 }
 
 /// What a table says about an fd.
@@ -210,7 +219,7 @@ pub enum Lookup<'a> {
 /// All fd tables of a run.
 #[derive(Clone, Debug, Default)]
 pub struct FdTables {
-    tables: FxHashMap<TableKey, Rc<Table>>,
+    tables: FxHashMap<TableKey, Arc<Table>>,
     /// Threads that share another thread's table (`CLONE_FILES` within one `-f` file).
     owner: FxHashMap<TableKey, TableKey>,
     inherit: FxHashMap<TableKey, Inherit>,
@@ -224,10 +233,10 @@ impl FdTables {
         let key = self.owner.get(&key).copied().unwrap_or(key);
         if !self.tables.contains_key(&key) {
             let table = match self.inherit.get(&key) {
-                Some(inh) => inherited_copy(&inh.table),
-                None => Table::default(),
+                Some(inh) if scope != UNORDERED => inherited_copy(&inh.table),
+                _ => Table::default(),
             };
-            self.tables.insert(key, Rc::new(table));
+            self.tables.insert(key, Arc::new(table));
         }
         key
     }
@@ -257,7 +266,7 @@ impl FdTables {
         if let Some(s) = self
             .tables
             .get_mut(&key)
-            .and_then(|t| Rc::make_mut(t).slot_mut(fd))
+            .and_then(|t| Arc::make_mut(t).slot_mut(fd))
         {
             s.state = State::Open;
             s.kind = kind;
@@ -272,7 +281,7 @@ impl FdTables {
         if let Some(s) = self
             .tables
             .get_mut(&key)
-            .and_then(|t| Rc::make_mut(t).slot_mut(fd))
+            .and_then(|t| Arc::make_mut(t).slot_mut(fd))
         {
             if s.state == State::Open {
                 s.kind = kind;
@@ -287,7 +296,7 @@ impl FdTables {
         if let Some(s) = self
             .tables
             .get_mut(&key)
-            .and_then(|t| Rc::make_mut(t).slot_mut(fd))
+            .and_then(|t| Arc::make_mut(t).slot_mut(fd))
         {
             s.state = State::Closed;
         }
@@ -298,7 +307,7 @@ impl FdTables {
         if let Some(s) = self
             .tables
             .get_mut(&key)
-            .and_then(|t| Rc::make_mut(t).slot_mut(fd))
+            .and_then(|t| Arc::make_mut(t).slot_mut(fd))
         {
             s.cloexec = on;
         }
@@ -309,7 +318,7 @@ impl FdTables {
         if old == new {
             return;
         }
-        let Some(table) = self.tables.get_mut(&key).map(Rc::make_mut) else {
+        let Some(table) = self.tables.get_mut(&key).map(Arc::make_mut) else {
             return;
         };
         let src = table.slot(old).map(|s| (s.state, s.kind, s.label.clone()));
@@ -332,7 +341,7 @@ impl FdTables {
 
     /// Record `close_range(first, last)` (with `CLOSE_RANGE_CLOEXEC`: `cloexec_only`).
     pub fn close_range(&mut self, key: TableKey, first: i64, last: i64, cloexec_only: bool) {
-        let Some(table) = self.tables.get_mut(&key).map(Rc::make_mut) else {
+        let Some(table) = self.tables.get_mut(&key).map(Arc::make_mut) else {
             return;
         };
         let first = first.max(0);
@@ -360,7 +369,7 @@ impl FdTables {
 
     /// A successful `execve`: `O_CLOEXEC` fds are closed.
     pub fn exec(&mut self, key: TableKey) {
-        if let Some(t) = self.tables.get_mut(&key).map(Rc::make_mut) {
+        if let Some(t) = self.tables.get_mut(&key).map(Arc::make_mut) {
             t.exec_seen = true;
             for s in &mut t.slots {
                 if s.cloexec && s.state != State::Closed {
@@ -383,13 +392,13 @@ impl FdTables {
         }
         let snapshot = self.tables.get(&pkey).cloned().unwrap_or_default();
         // Dropping the parent's cached copy would be wrong: `snapshot` shares it, and
-        // the parent's next change copies it (`Rc::make_mut`).
+        // the parent's next change copies it (`Arc::make_mut`).
         if share_files && !self.owner.contains_key(&ckey) {
             // The child may have printed lines before the parent's `clone` returned:
             // what it did since is newer than the parent's state, so it wins.
             if let Some(own) = self.tables.remove(&ckey) {
-                if let Some(ptable) = self.tables.get_mut(&pkey).map(Rc::make_mut) {
-                    let own = Rc::unwrap_or_clone(own);
+                if let Some(ptable) = self.tables.get_mut(&pkey).map(Arc::make_mut) {
+                    let own = Arc::unwrap_or_clone(own);
                     for (fd, s) in own.slots.into_iter().enumerate() {
                         if matches!(s.state, State::Open | State::Closed) {
                             if let Some(d) = ptable.slot_mut(fd as i64) {
@@ -400,8 +409,8 @@ impl FdTables {
                 }
             }
             self.owner.insert(ckey, pkey);
-        } else if !self.owner.contains_key(&ckey) {
-            match self.tables.get_mut(&ckey).map(Rc::make_mut) {
+        } else if scope != UNORDERED && !self.owner.contains_key(&ckey) {
+            match self.tables.get_mut(&ckey).map(Arc::make_mut) {
                 // Same: the child's own changes stay, the rest comes from the parent.
                 Some(own) => {
                     let exec_seen = own.exec_seen;
@@ -417,7 +426,8 @@ impl FdTables {
                     }
                 }
                 None => {
-                    self.tables.insert(ckey, Rc::new(inherited_copy(&snapshot)));
+                    self.tables
+                        .insert(ckey, Arc::new(inherited_copy(&snapshot)));
                 }
             }
         }
@@ -425,6 +435,38 @@ impl FdTables {
             parent: pkey,
             table: snapshot,
         });
+    }
+
+    /// An input is done with: drop the tables of `scope` (for [`UNORDERED`], those of
+    /// the `-ff` file just read; the next file's threads are other threads). What
+    /// children inherited stays in their snapshots, for report time.
+    pub fn end_scope(&mut self, scope: u32) {
+        self.tables.retain(|k, _| k.0 != scope);
+        self.owner.retain(|k, _| k.0 != scope);
+    }
+
+    /// Take in the snapshots of `later`, the tables of inputs read after this one's
+    /// (each input's scope ended: only snapshots are left), with every scope but
+    /// [`UNORDERED`] moved up by `scope_offset` so that it names no scope of this one.
+    /// Where both hold one for the same child, this one's stays: it came first.
+    pub fn absorb(&mut self, later: FdTables, scope_offset: u32) {
+        let up = |(s, t): TableKey| -> TableKey {
+            if s == UNORDERED {
+                (s, t)
+            } else {
+                (s.saturating_add(scope_offset), t)
+            }
+        };
+        for (k, mut inh) in later.inherit {
+            inh.parent = up(inh.parent);
+            self.inherit.entry(up(k)).or_insert(inh);
+        }
+        for (k, t) in later.tables {
+            self.tables.entry(up(k)).or_insert(t);
+        }
+        for (k, o) in later.owner {
+            self.owner.entry(up(k)).or_insert(up(o));
+        }
     }
 
     /// Thread `tid` is gone: drop its table unless other threads share it. What its
@@ -538,8 +580,9 @@ mod tests {
 
     #[test]
     fn dup_close_exec_and_inheritance() {
+        // Scope 1: one time-ordered `-f` file, where a child starts from a copy.
         let mut t = FdTables::default();
-        let p = t.view(0, 10);
+        let p = t.view(1, 10);
         t.open(p, 3, b"/a", ResKind::File, false);
         t.open(p, 4, b"/b", ResKind::File, true);
         t.dup(p, 3, 7, false);
@@ -556,13 +599,29 @@ mod tests {
                 after_exec: false
             }
         );
-        t.clone_child(0, 10, 11, false);
-        let c = t.view(0, 11);
+        t.clone_child(1, 10, 11, false);
+        let c = t.view(1, 11);
         t.exec(c);
         assert_eq!(t.lookup(c, 4), Lookup::Closed, "O_CLOEXEC dropped");
         assert_eq!(t.lookup(c, 7), Lookup::Known(b"/a", ResKind::File));
         // The parent is not affected by the child's exec.
         assert_eq!(t.lookup(p, 4), Lookup::Known(b"/b", ResKind::File));
+        // `-ff` files: the child's table takes no copy; the same answers come from
+        // the snapshot, at report time.
+        let p = t.view(UNORDERED, 10);
+        t.open(p, 3, b"/a", ResKind::File, false);
+        t.open(p, 4, b"/b", ResKind::File, true);
+        t.clone_child(UNORDERED, 10, 11, false);
+        let c = t.view(UNORDERED, 11);
+        t.exec(c);
+        fn resolved(t: &FdTables, c: TableKey, fd: i64) -> Resolved<'_> {
+            match t.lookup(c, fd) {
+                Lookup::Inherited { fd, after_exec } => t.resolve_inherited(c, fd, after_exec),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(resolved(&t, c, 4), Resolved::Closed, "O_CLOEXEC dropped");
+        assert_eq!(resolved(&t, c, 3), Resolved::Known(b"/a", ResKind::File));
     }
 
     #[test]

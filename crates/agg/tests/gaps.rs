@@ -989,3 +989,145 @@ fn json_shape() {
     assert_eq!(v["inputs"][0]["pid_hint"], 4242);
     assert_eq!(v["inputs"][0]["calls_with_duration"], 9);
 }
+
+/// An input: its name, the PID hint its name gives, its bytes.
+type Trace = (String, Option<u32>, Vec<u8>);
+
+/// Every trace of the repository's corpus (real captures and hand-made forms), as
+/// (name, PID hint from the name, bytes), in name order.
+fn corpus_traces() -> Vec<Trace> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/strace");
+    let mut dirs = vec![root];
+    let mut out = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.contains(".trace") || name.ends_with(".strace") {
+                let hint = pid_from_file_name(&name);
+                let shown = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap();
+                out.push((
+                    shown.display().to_string(),
+                    hint,
+                    std::fs::read(&path).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn analyzer_of(inputs: &[Trace]) -> GapAnalyzer {
+    let mut a = GapAnalyzer::new(GapOptions::default());
+    for (name, hint, bytes) in inputs {
+        a.begin_input(name, *hint);
+        for (i, l) in bytes.split(|&b| b == b'\n').enumerate() {
+            a.line(i as u64 + 1, l);
+        }
+        a.end_input();
+    }
+    a
+}
+
+#[test]
+fn inputs_read_in_runs_then_absorbed_give_the_report_of_one_reading() {
+    fn send<T: Send>(_: &T) {}
+    let mut sets: Vec<Vec<Trace>> = vec![corpus_traces()];
+    let as_bytes = |files: Vec<(String, String)>| -> Vec<Trace> {
+        files
+            .into_iter()
+            .map(|(n, t)| (n.clone(), pid_from_file_name(&n), t.into_bytes()))
+            .collect()
+    };
+    let web = web_run();
+    let mut web_both = as_bytes(ff_files(&web));
+    web_both.insert(1, ("run.f".into(), None, f_file(&web).into_bytes()));
+    sets.push(web_both);
+    sets.push(as_bytes(inherit_run()));
+    // The children's files first, then their parent's.
+    sets.push(as_bytes(inherit_run().into_iter().rev().collect()));
+    assert!(sets[0].len() > 30, "{} traces", sets[0].len());
+    for inputs in &sets {
+        let whole = json(&analyzer_of(inputs).finish());
+        for cut in 0..=inputs.len() {
+            let (head, tail) = inputs.split_at(cut);
+            let mut a = analyzer_of(head);
+            let b = analyzer_of(tail);
+            send(&b);
+            a.absorb(b);
+            assert_eq!(json(&a.finish()), whole, "cut before input {cut}");
+        }
+        // Three runs, absorbed one after the other.
+        let third = inputs.len() / 3;
+        let mut a = analyzer_of(&inputs[..third]);
+        a.absorb(analyzer_of(&inputs[third..2 * third]));
+        a.absorb(analyzer_of(&inputs[2 * third..]));
+        assert_eq!(json(&a.finish()), whole, "three runs");
+    }
+}
+
+/// A `-ff` run without `-y` in which what a child's calls mean depends on its
+/// parent's fds: the child accepts on the listening socket its parent created, and
+/// reads a secret cut by `-s` on a socket it inherited.
+fn parent_made_fds_run() -> Vec<(String, String)> {
+    let p = |us: u64, body: &str| format!("{} {body}\n", ts(us));
+    let parent = [
+        p(0, "socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC, IPPROTO_TCP) = 3 <0.000010>"),
+        p(100, "bind(3, {sa_family=AF_INET, sin_port=htons(8443), sin_addr=inet_addr(\"127.0.0.1\")}, 16) = 0 <0.000010>"),
+        p(200, "listen(3, 511) = 0 <0.000010>"),
+        p(300, "socket(AF_INET, SOCK_STREAM, IPPROTO_TCP) = 5 <0.000010>"),
+        p(400, "connect(5, {sa_family=AF_INET, sin_port=htons(389), sin_addr=inet_addr(\"127.0.0.1\")}, 16) = 0 <0.000010>"),
+        p(1_000, "clone(child_stack=NULL, flags=SIGCHLD) = 901 <0.000100>"),
+        p(2_000, "wait4(-1, NULL, 0, NULL) = 901 <2.000000>"),
+    ]
+    .concat();
+    let child = [
+        p(
+            10_000,
+            "accept4(3, NULL, NULL, SOCK_CLOEXEC) = 4 <0.000010>",
+        ),
+        p(
+            300_000,
+            "read(4, \"GET / HTTP/1.1\\r\\n\", 8000) = 16 <0.000010>",
+        ),
+        p(
+            310_000,
+            "read(5, \"userPassword: {SSHA}abcdefghijklmnopqrstu\"..., 32) = 32 <0.000010>",
+        ),
+        p(
+            320_000,
+            "read(5, \"vwxyz0123456789\\n\", 32) = 16 <0.000010>",
+        ),
+        p(620_000, "getpid() = 901 <0.000002>"),
+        p(900_000, "exit_group(0) = ?"),
+    ]
+    .concat();
+    vec![
+        ("trace.900".to_string(), parent),
+        ("trace.901".to_string(), child),
+    ]
+}
+
+#[test]
+fn ff_file_order_changes_no_answer_even_where_a_child_uses_its_parents_fds() {
+    let files = parent_made_fds_run();
+    let ahead = run_ff(&files);
+    let behind = run_ff(&files.iter().rev().cloned().collect::<Vec<_>>());
+    // Read parent first, the child's accepted socket used to be named after the
+    // listening socket the parent's table held, child first after its number: now the
+    // number either way (the parent's socket is named where the child touches it
+    // itself: the LDAP connection, resolved at report time).
+    assert_eq!(json(&ahead), json(&behind));
+    let g = gap_at(&ahead, 901, 5);
+    assert_eq!(g.resource.as_deref(), Some("TCP:[->127.0.0.1:389]"));
+    assert!(
+        g.resources.iter().any(|r| r == "socket:[accepted on fd 3]"),
+        "{:?}",
+        g.resources
+    );
+    assert!(!json(&ahead).contains("vwxyz0123"), "{}", json(&ahead));
+    assert!(!ahead.gaps.is_empty(), "{}", json(&ahead));
+}

@@ -83,7 +83,7 @@ impl GapAnalyzer {
         }
         let idx = self.sh.inputs.len();
         let scope = if pid_hint.is_some() {
-            0
+            UNORDERED
         } else {
             u32::try_from(idx + 1).unwrap_or(u32::MAX)
         };
@@ -161,12 +161,12 @@ impl GapAnalyzer {
         let never: u64 = self.threads.values().filter(|t| t.pending.active).count() as u64;
         self.threads.clear();
         if let Some(input) = self.sh.inputs.last() {
-            // The input's fds are done with: a `-f` input's scope is its own, a `-ff`
-            // file's threads (its PID) use tables of their own.
-            let (scope, hint) = (input.scope, input.pid_hint);
-            self.sh
-                .carries
-                .retain(|&((s, t), _, _), _| !(s == scope && (scope != 0 || Some(t) == hint)));
+            // The input's fds are done with: a `-f` input's scope is its own, and the
+            // threads of a `-ff` file (its PID) use tables of their own, which no other
+            // file's threads use. Only the snapshots children inherited stay, so that
+            // no input's reading depends on another's (see `fdtable::UNORDERED`).
+            self.sh.carries.clear();
+            self.sh.tables.end_scope(input.scope);
         }
         if let Some(input) = self.sh.inputs.last_mut() {
             input.never_resumed += never;
@@ -175,6 +175,48 @@ impl GapAnalyzer {
             input.attached = FxHashSet::default();
             input.glued = Vec::new();
         }
+    }
+
+    /// Take in what `later` found in inputs that come after this one's: the report is
+    /// the one a single analyzer fed this one's inputs, then `later`'s, gives. Reading an
+    /// input depends on no other (fd tables hold one input's calls, the snapshots
+    /// children inherit are resolved at report time), so inputs split into runs can be
+    /// read in parallel, one analyzer per run, then absorbed in order.
+    pub fn absorb(&mut self, mut later: GapAnalyzer) {
+        self.end_input();
+        later.end_input();
+        let sh = later.sh;
+        // A `-f` input's scope is its place among this analyzer's inputs plus one:
+        // `later`'s move past this one's.
+        let scope_offset = u32::try_from(self.sh.inputs.len()).unwrap_or(u32::MAX);
+        let up = |s: u32| {
+            if s == UNORDERED {
+                s
+            } else {
+                s.saturating_add(scope_offset)
+            }
+        };
+        let first_input = scope_offset;
+        let first_interval = self.sh.intervals.len();
+        for mut input in sh.inputs {
+            input.scope = up(input.scope);
+            input.intervals_from += first_interval;
+            self.sh.inputs.push(input);
+        }
+        for mut iv in sh.intervals {
+            iv.input = iv.input.saturating_add(first_input);
+            iv.scope = up(iv.scope);
+            for r in iv.resources.iter_mut().chain(iv.primary.iter_mut()) {
+                if let Some((key, _, _)) = r.inherited.as_mut() {
+                    key.0 = up(key.0);
+                }
+            }
+            self.sh.intervals.push(iv);
+        }
+        for (reason, n) in sh.skipped {
+            *self.sh.skipped.entry(reason).or_insert(0) += n;
+        }
+        self.sh.tables.absorb(sh.tables, scope_offset);
     }
 
     /// The report.

@@ -106,7 +106,7 @@ use tlsgap_parser::strace::{
 };
 use tlsgap_parser::time::civil_from_days;
 
-use crate::fdtable::{FdTables, Lookup, ResKind, Resolved, TableKey};
+use crate::fdtable::{FdTables, Lookup, ResKind, Resolved, TableKey, UNORDERED};
 use crate::quantile::nearest_rank;
 use crate::rows::{Cell, CellType, Rows};
 
