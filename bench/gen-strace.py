@@ -2,7 +2,7 @@
 """Generate a large, realistic strace trace for benchmarking `tlsgap gaps`.
 
 Usage:
-    python3 bench/gen-strace.py [--mb 300] [--seed 42] [--workers 12] -o FILE
+    python3 bench/gen-strace.py [--mb 300] [--seed 42] [--workers 12] [--ff] -o FILE
 
 The output looks like one long `strace -f -ttt -T -yy -s 4096 -o FILE -p ...`
 capture of an Apache prefork pool (bare PIDs, `-ttt` stamps, `-T` durations):
@@ -22,6 +22,10 @@ Lines of all processes are merged in time order, as `strace -f` writes them. A c
 one process that is still running when another process's line is written is split
 into `<unfinished ...>` and `<... NAME resumed>` lines, as strace does; a call that
 nothing interrupts stays whole. Per-process time order is monotonic.
+
+With --ff, OUTPUT is a prefix and each process gets its own file OUTPUT.PID, as
+`strace -ff -o OUTPUT` writes them: no PID column, every call whole on one line (the
+same events and times as without --ff; --mb counts the bytes of all files).
 
 Only the standard library; the same --seed gives the same bytes.
 """
@@ -166,6 +170,8 @@ def main():
     ap.add_argument("--workers", type=int, default=12)
     ap.add_argument("--forms-every", type=int, default=40,
                     help="one short-lived Python process per this many worker connections")
+    ap.add_argument("--ff", action="store_true",
+                    help="one file per process, OUTPUT.PID, as strace -ff writes them")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
 
@@ -214,13 +220,18 @@ def main():
     written = 0
     events = 0
     connections = 0
-    out = open(args.output, "wb", buffering=1 << 20)
+    out = None if args.ff else open(args.output, "wb", buffering=1 << 20)
+    per_pid = {}
 
     def emit(t, pid, body):
         nonlocal written, events
-        line = ("%d %d.%06d %s\n" % (pid, t // 1_000_000, t % 1_000_000, body)).encode(
-            "latin-1")
-        out.write(line)
+        if args.ff:
+            line = ("%d.%06d %s\n" % (t // 1_000_000, t % 1_000_000, body)).encode("latin-1")
+            per_pid.setdefault(pid, []).append(line)
+        else:
+            line = ("%d %d.%06d %s\n" % (pid, t // 1_000_000, t % 1_000_000, body)).encode(
+                "latin-1")
+            out.write(line)
         written += len(line)
         events += 1
 
@@ -239,7 +250,7 @@ def main():
                     next_pid += 1
                 for fpid in pid_of:
                     push(pid_of[fpid], form_stream(t, pid_of, fpid))
-        if d >= SPLIT_MIN_US and heap and heap[0][0] < t + d:
+        if not args.ff and d >= SPLIT_MIN_US and heap and heap[0][0] < t + d:
             parts = split_call(body)
             if parts is not None:
                 unfinished, resumed = parts
@@ -250,9 +261,15 @@ def main():
                 continue
         emit(t, pid, body)
         push(pid, stream)
-    out.close()
-    print("gen-strace: %s: %d lines, %d bytes, %d worker connections, seed %d" % (
-        args.output, events, written, connections, args.seed), file=sys.stderr)
+    if args.ff:
+        for pid, lines in per_pid.items():
+            with open("%s.%d" % (args.output, pid), "wb") as f:
+                f.write(b"".join(lines))
+    else:
+        out.close()
+    print("gen-strace: %s%s: %d lines, %d bytes, %d worker connections, seed %d" % (
+        args.output, ".PID (%d files)" % len(per_pid) if args.ff else "", events, written,
+        connections, args.seed), file=sys.stderr)
 
 
 if __name__ == "__main__":

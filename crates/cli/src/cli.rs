@@ -384,6 +384,11 @@ pub struct GapsArgs {
     #[arg(long, value_name = "SECONDS")]
     pub bcrypt_speed: Option<f64>,
 
+    /// Threads (default: all cores): several traces (`-ff` files) are read at once,
+    /// with the same answer as one after another; one trace is read by one thread.
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+
     /// Output format; csv and parquet rows: every gap, then every blocked interval.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
     pub format: RowsFormat,

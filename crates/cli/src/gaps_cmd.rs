@@ -26,6 +26,7 @@ pub fn run(args: GapsArgs) -> Result<ExitCode> {
         top: args.top,
         bcrypt_speed: args.bcrypt_speed,
         window: crate::run::window(&args.window, args.quiet)?,
+        jobs: crate::run::jobs(args.jobs),
     };
     let GapsOutcome { report, inputs } = gaps::run(&opts, &stderr_notes(args.quiet))?;
     let out_path = args.output.as_deref().filter(|p| p.as_os_str() != "-");

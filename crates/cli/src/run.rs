@@ -152,6 +152,13 @@ pub fn zone(tz: Option<&str>) -> Result<Zone> {
     Ok(tlsgap_engine::window::resolve_tz(tz)?)
 }
 
+/// `-j N`: N threads; none (or 0): one per core.
+pub fn jobs(given: Option<usize>) -> usize {
+    given
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 impl LogRun {
     /// From the shared flags of the log commands.
     pub fn new(a: InputArgs) -> Result<LogRun> {
@@ -160,10 +167,7 @@ impl LogRun {
         } else {
             a.files.clone()
         };
-        let jobs = a
-            .jobs
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let jobs = jobs(a.jobs);
         let quiet = a.quiet;
         let output = a.output.filter(|p| p.as_os_str() != "-");
         // Nothing is read before it is clear that no output destroys an input.

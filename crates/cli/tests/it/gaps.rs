@@ -186,6 +186,76 @@ fn ff_files_in_any_order_and_f_plus_ff_give_the_same_gaps() {
 }
 
 #[test]
+fn several_threads_give_the_answer_of_one_in_every_format() {
+    // Real -ff and -f captures, hand-made -ff files, a gzip copy and a file that does
+    // not exist, in one run: every thread count gives the same bytes, warnings and
+    // exit code (the unreadable file is still named, in its place among the inputs).
+    let root = util::repo_root().join("testdata/strace");
+    let tmp = util::tempdir();
+    let gz = tmp.path().join("trace.7016.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(
+        &mut enc,
+        &std::fs::read(root.join("real/apache-ff/trace.7016")).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let files: Vec<String> = [
+        "real/apache-ff/trace.7015",
+        "real/threads/f-tt-T-y-o.trace",
+        "real/threads/ff-ttt-T.trace.6964",
+        "no-such-trace.1234",
+        "real/threads/ff-ttt-T.trace.6965",
+        "forms/ff/trace.1",
+        "forms/ff/trace.2",
+        "forms/ff/trace.3",
+        "real/apache-ff/trace.7017",
+        "forms/f-tt-T-yy.strace",
+    ]
+    .iter()
+    .map(|f| f.to_string())
+    .chain([gz.display().to_string()])
+    .collect();
+    for format in ["json", "table", "csv"] {
+        let run = |jobs: &str| {
+            util::tlsgap()
+                .current_dir(&root)
+                .args(["gaps", "--bcrypt-speed", "0.015", "--min-gap", "0.01"])
+                .args(["--format", format, "-j", jobs])
+                .args(&files)
+                .output()
+                .unwrap()
+        };
+        let one = run("1");
+        assert_code(&one, 1);
+        assert!(
+            util::stderr(&one).contains("no-such-trace.1234"),
+            "{}",
+            util::stderr(&one)
+        );
+        for jobs in ["2", "3", "16"] {
+            let many = run(jobs);
+            assert_eq!(
+                util::stdout(&many),
+                util::stdout(&one),
+                "{format}, -j {jobs}"
+            );
+            assert_eq!(
+                util::stderr(&many),
+                util::stderr(&one),
+                "{format}, -j {jobs}"
+            );
+            assert_eq!(util::code(&many), util::code(&one), "{format}, -j {jobs}");
+        }
+        if format == "json" {
+            let v: Value = serde_json::from_str(&util::stdout(&one)).unwrap();
+            assert_eq!(list(&v, "inputs").len(), files.len() - 1);
+            assert!(list(&v, "gaps").len() > 10, "{}", util::stdout(&one));
+        }
+    }
+}
+
+#[test]
 fn unreadable_input_is_named_and_the_rest_processed() {
     let dir = util::repo_root().join("testdata/strace/real");
     let o = util::tlsgap()

@@ -122,6 +122,7 @@ fn gaps_in_process_equals_the_binary() {
             top: 20,
             bcrypt_speed: Some(0.02),
             window: None,
+            jobs: 2,
         },
         &Notes::collect(),
     )
