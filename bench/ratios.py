@@ -26,6 +26,8 @@ usage: bench/ratios.py [--runs 3] [--lines 1000000] [--strace-mb 100] [--work DI
 Inputs (made once, kept in --work, default /root/.cache/tlsgap-bench):
   access-N.log  `loggen --lines N --seed 42` (combinedssl, generated)
   strace-MB.strace  `bench/gen-strace.py --mb MB --seed 42`
+  strace-MB-ff/trace.PID  `bench/gen-strace.py --mb MB --seed 42 --ff`: the same run as
+                one file per process (`strace -ff`), for `gaps -j` over many files
 Peers: bench/peers.sh installs them (mawk, DuckDB and chDB).
 """
 
@@ -104,6 +106,15 @@ def make_inputs(args):
         subprocess.run([sys.executable, os.path.join(REPO, "bench/gen-strace.py"), "--mb",
                         str(args.strace_mb), "--seed", "42", "-o", trace + ".tmp"], check=True)
         os.rename(trace + ".tmp", trace)
+    ff_dir = os.path.join(args.work, f"strace-{args.strace_mb}-ff")
+    if not os.path.isdir(ff_dir):
+        os.makedirs(ff_dir + ".tmp", exist_ok=True)
+        subprocess.run([sys.executable, os.path.join(REPO, "bench/gen-strace.py"), "--mb",
+                        str(args.strace_mb), "--seed", "42", "--ff", "-o",
+                        os.path.join(ff_dir + ".tmp", "trace")], check=True)
+        os.rename(ff_dir + ".tmp", ff_dir)
+    ff = sorted((os.path.join(ff_dir, n) for n in os.listdir(ff_dir)),
+                key=lambda p: int(p.rsplit(".", 1)[1]))
     big = None
     if args.memory:
         big = os.path.join(args.work, f"access-{args.lines * 10}.log")
@@ -114,7 +125,7 @@ def make_inputs(args):
                     with open(access, "rb") as f:
                         shutil.copyfileobj(f, out, 1 << 20)
             os.rename(big + ".tmp", big)
-    return access, trace, big
+    return access, trace, ff, big
 
 
 def warm(path):
@@ -148,7 +159,7 @@ def run(argv):
     return wall, ru.ru_utime + ru.ru_stime, rss_kb / 1024
 
 
-def tlsgap_commands(bin_, access, trace, out):
+def tlsgap_commands(bin_, access, trace, ff, out):
     pq = os.path.join(out, f"x-{os.getpid()}.parquet")
     return [
         ("tls-j1", [bin_, "tls", "-q", "-j1", access]),
@@ -161,6 +172,8 @@ def tlsgap_commands(bin_, access, trace, out):
         ("export-ndjson-j1", [bin_, "export", "-q", "-j1", access]),
         ("export-csv-j1", [bin_, "export", "-q", "-j1", "--format", "csv", access]),
         ("gaps", [bin_, "gaps", "-q", trace]),
+        ("gaps-ff-j1", [bin_, "gaps", "-q", "-j1", "--bcrypt-speed", "0.015"] + ff),
+        ("gaps-ff-j2", [bin_, "gaps", "-q", "-j2", "--bcrypt-speed", "0.015"] + ff),
     ]
 
 
@@ -199,20 +212,26 @@ def main():
     args = ap.parse_args()
     if not args.tlsgap:
         die("no tlsgap binary: `cargo build --release -p tlsgap` or --tlsgap BIN")
-    access, trace, big = make_inputs(args)
+    access, trace, ff, big = make_inputs(args)
     out = os.path.join(args.work, "out")
     os.makedirs(out, exist_ok=True)
 
     cmds = peer_commands(access, trace)
-    for name, argv in tlsgap_commands(args.tlsgap, access, trace, out):
+    # A base older than `gaps -j` runs those without it (one thread).
+    base_gaps_j = args.base and b"--jobs" in subprocess.run(
+        [args.base, "gaps", "--help"], capture_output=True).stdout
+    for name, argv in tlsgap_commands(args.tlsgap, access, trace, ff, out):
         cmds.append((name, argv))
         if args.base:
-            cmds.append(("base:" + name, [args.base] + argv[1:]))
+            rest = argv[1:]
+            if name.startswith("gaps-ff") and not base_gaps_j:
+                rest = [a for a in rest if a not in ("-j1", "-j2")]
+            cmds.append(("base:" + name, [args.base] + rest))
     if args.only:
         keep = set(args.only.split(","))
         cmds = [c for c in cmds if c[0].removeprefix("base:") in keep]
 
-    for p in (access, trace):
+    for p in [access, trace] + ff:
         warm(p)
     load0 = os.getloadavg()
     start = datetime.datetime.now(datetime.timezone.utc)
@@ -232,7 +251,7 @@ def main():
     memory = {}
     if big:
         warm(big)
-        for name, argv in tlsgap_commands(args.tlsgap, big, trace, out):
+        for name, argv in tlsgap_commands(args.tlsgap, big, trace, ff, out):
             if name.startswith("gaps") or (args.only and name not in args.only.split(",")):
                 continue
             memory[name] = statistics.median(
@@ -264,8 +283,10 @@ def main():
     w(f"Run {start:%Y-%m-%d %H:%M}–{end:%H:%M} UTC, {args.runs} rounds, median; load "
       f"average {load0[0]:.2f} before, {load1[0]:.2f} after. tlsgap: `{args.tlsgap}`"
       + (f", base: `{args.base}`" if args.base else "") + ".")
+    ff_bytes = sum(os.path.getsize(p) for p in ff)
     w(f"Inputs: `{os.path.basename(access)}` ({size:,} bytes), "
-      f"`{os.path.basename(trace)}` ({os.path.getsize(trace):,} bytes).")
+      f"`{os.path.basename(trace)}` ({os.path.getsize(trace):,} bytes), "
+      f"`{os.path.basename(os.path.dirname(ff[0]))}/` ({len(ff):,} files, {ff_bytes:,} bytes).")
     w("")
     w("| ratio (issue 12) | value (of the medians) | per round: median (range) |")
     w("|---|---:|---:|")
@@ -279,6 +300,8 @@ def main():
     w(f"| `export --format parquet -j1` CPU ÷ `tls -j1` CPU | "
       f"{both('export-parquet-j1', 'tls-j1')} |")
     w(f"| `gaps` CPU ÷ mawk naive per-pid gap scan CPU | {both('gaps', 'mawk-gaps')} |")
+    w(f"| `gaps` over the `-ff` files, wall, 1 thread ÷ 2 threads | "
+      f"{both('gaps-ff-j1', 'gaps-ff-j2', 0)} |")
     for peer in ["mawk-last-two", "duckdb-regexp", "chdb-validating", "chdb-split"]:
         w(f"| {peer} CPU ÷ `tls -j1` CPU | {both(peer, 'tls-j1')} |")
     if memory:
@@ -295,14 +318,15 @@ def main():
             continue
         wall, c, rss = med[name]
         src = trace if name.startswith(("gaps", "mawk-gaps")) else access
-        mbs = os.path.getsize(src) / 1e6 / wall
+        src_bytes = ff_bytes if name.startswith("gaps-ff") else os.path.getsize(src)
+        mbs = src_bytes / 1e6 / wall
         row = f"| {name} | {wall:.3f} | {c:.3f} | {mbs:.0f} | {rss:.1f} |"
         if args.base:
             row += f" {ratio(name, 'base:' + name)} |"
         w(row)
         if args.base and "base:" + name in med:
             bw, bc, br = med["base:" + name]
-            w(f"| base:{name} | {bw:.3f} | {bc:.3f} | {os.path.getsize(src) / 1e6 / bw:.0f} | "
+            w(f"| base:{name} | {bw:.3f} | {bc:.3f} | {src_bytes / 1e6 / bw:.0f} | "
               f"{br:.1f} | |")
     text = "\n".join(lines) + "\n"
     print(text)
