@@ -72,6 +72,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
             log_format: args.log_format.clone(),
             window,
             notes: notes.clone(),
+            jobs: crate::run::jobs(args.jobs),
             ..RunOptions::default()
         })
     };
@@ -88,6 +89,7 @@ pub fn run(args: AuthArgs) -> Result<ExitCode> {
             Some(tz) => Some(crate::run::zone(Some(tz))?),
             None => None,
         },
+        jobs: crate::run::jobs(args.jobs),
     };
     let AuthOutcome { report, failed } = auth::run(logs.as_ref(), &opts, &notes)?;
     let mut out = output::open(out_path)?;

@@ -454,6 +454,11 @@ pub struct AuthArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
     pub page_budget: f64,
 
+    /// Threads (default: all cores) reading the logs and, several at once, the traces
+    /// (the same answer as one after another).
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+
     /// Output format; csv and parquet rows: one per user.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RowsFormat::Table)]
     pub format: RowsFormat,

@@ -9,7 +9,7 @@ use tlsgap_agg::authjoin::{
     Request, WriteScan, DEFAULT_PAGE_BUDGET_SECONDS, HEAD_MAX,
 };
 pub use tlsgap_agg::authjoin::{scan_log_writes, UserSlot};
-use tlsgap_agg::gaps::{Cause, Clock, GapAnalyzer};
+use tlsgap_agg::gaps::{Cause, Clock};
 use tlsgap_agg::LineStats;
 use tlsgap_auth::{AuthFileReport, MeasureOptions};
 use tlsgap_parser::format::Kind;
@@ -46,6 +46,9 @@ pub struct AuthOptions {
     /// `--tz` when given: the zone `per_day` groups requests by (else each line's own
     /// offset).
     pub day_zone: Option<crate::window::Zone>,
+    /// Threads reading the traces (several at once: the same answer, see
+    /// [`crate::gaps::GapsOptions::jobs`]).
+    pub jobs: usize,
 }
 
 impl Default for AuthOptions {
@@ -60,6 +63,7 @@ impl Default for AuthOptions {
             bcrypt_speed: None,
             window: None,
             day_zone: None,
+            jobs: 1,
         }
     }
 }
@@ -487,31 +491,31 @@ pub fn build_report(
             .min();
         let anchor = first.map(|(b, log_off)| (b, trace_tz.unwrap_or(TraceTz::Offset(log_off))));
         let names = expand_inputs(&args.traces);
-        let mut analyzer = GapAnalyzer::new(analyzer_options(
-            args.min_gap_seconds,
-            0,
-            args.window.as_ref(),
-        )?);
+        let gap_opts = analyzer_options(args.min_gap_seconds, 0, args.window.as_ref())?;
         // One pass per trace feeds the analyzer and collects the workers' log writes
-        // (standard input can be read only once).
-        let mut writes = Vec::new();
-        let mut paths = Vec::new();
-        let inputs: Vec<_> = names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
+        // (standard input can be read only once); several traces at once with `jobs`.
+        let (analyzer, read) =
+            crate::gaps::read_traces(&names, gap_opts, args.jobs, notes_out, |i, n, a, own| {
                 let date =
                     anchor.map(|(b, tz)| -> DateFn { Box::new(move |at| tz.instant(b, at)) });
                 let mut scan = slot.map(|s| WriteScan::new(s, date, i));
-                let read = feed(n, &mut analyzer, notes_out, |hint, line| {
+                let mut writes = Vec::new();
+                let read = feed(n, a, own, |hint, line| {
                     if let Some(scan) = scan.as_mut() {
                         scan.line(hint, line, &mut writes);
                     }
                 });
-                paths.extend(scan.map(WriteScan::into_paths).unwrap_or_default());
-                read
-            })
-            .collect();
+                let paths = scan.map(WriteScan::into_paths).unwrap_or_default();
+                (read, writes, paths)
+            });
+        let mut writes = Vec::new();
+        let mut paths = Vec::new();
+        let mut inputs = Vec::with_capacity(read.len());
+        for (input, w, p) in read {
+            inputs.push(input);
+            writes.extend(w);
+            paths.extend(p);
+        }
         let writes = keep_given_log(writes, paths, &log_names);
         failed |= inputs.iter().any(|i| i.error.is_some());
         let report = analyzer.finish();

@@ -78,7 +78,9 @@ pub fn analyzer_options(
 pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
     let gap_opts = analyzer_options(opts.min_gap_seconds, opts.top, opts.window.as_ref())?;
     let names = expand_inputs(&opts.traces);
-    let (analyzer, inputs) = read_all(&names, gap_opts, opts.jobs, notes);
+    let (analyzer, inputs) = read_traces(&names, gap_opts, opts.jobs, notes, |_, n, a, own| {
+        feed(n, a, own, |_, _| {})
+    });
     if inputs.iter().all(|i| i.error.is_some() && i.lines == 0) {
         return Err(crate::err!("no trace could be read").with_kind(crate::ErrorKind::NoInput));
     }
@@ -111,29 +113,33 @@ pub fn run(opts: &GapsOptions, notes: &Notes) -> Result<GapsOutcome> {
     Ok(GapsOutcome { report, inputs })
 }
 
-/// Read every trace into one analyzer: one after another with one job (or one trace);
-/// else in runs of consecutive traces, taken by `jobs` threads as they come free, each
-/// run by an analyzer of its own, absorbed in order (the report of reading them one
-/// after another: [`GapAnalyzer::absorb`]). The notes then come once all is read, in
-/// the traces' order.
-fn read_all(
+/// Read every trace into one analyzer, each with `read` (given the trace's place
+/// among `names`, its path, the analyzer and where its notes go; it returns the
+/// trace's report and whatever else it collected): one after another with one job
+/// (or one trace); else in runs of consecutive traces, taken by `jobs` threads as they
+/// come free, each run by an analyzer of its own, absorbed in order (the report of
+/// reading them one after another: [`GapAnalyzer::absorb`]). What `read` returns
+/// comes back in the traces' order; the notes come once all is read, in that order.
+pub(crate) fn read_traces<T: Send>(
     names: &[PathBuf],
     gap_opts: GapOptions,
     jobs: usize,
     notes: &Notes,
-) -> (GapAnalyzer, Vec<InputReport>) {
+    read: impl Fn(usize, &Path, &mut GapAnalyzer, &Notes) -> T + Sync,
+) -> (GapAnalyzer, Vec<T>) {
     let runs = runs_of(names, jobs);
     if runs.len() <= 1 {
         let mut analyzer = GapAnalyzer::new(gap_opts);
-        let inputs = names
+        let got = names
             .iter()
-            .map(|n| feed(n, &mut analyzer, notes, |_, _| {}))
+            .enumerate()
+            .map(|(i, n)| read(i, n, &mut analyzer, notes))
             .collect();
-        return (analyzer, inputs);
+        return (analyzer, got);
     }
-    type Done = (GapAnalyzer, Vec<InputReport>, Notes);
+    type Done<T> = (GapAnalyzer, Vec<T>, Notes);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<Option<Done>>> =
+    let done: std::sync::Mutex<Vec<Option<Done<T>>>> =
         std::sync::Mutex::new(runs.iter().map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.min(runs.len()) {
@@ -142,28 +148,26 @@ fn read_all(
                 let Some(run) = runs.get(k) else { break };
                 let own = Notes::collect();
                 let mut analyzer = GapAnalyzer::new(gap_opts);
-                let inputs = names
-                    .get(run.clone())
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|n| feed(n, &mut analyzer, &own, |_, _| {}))
+                let got = run
+                    .clone()
+                    .filter_map(|i| names.get(i).map(|n| read(i, n, &mut analyzer, &own)))
                     .collect();
                 if let Some(slot) = done.lock().ok().as_mut().and_then(|d| d.get_mut(k)) {
-                    *slot = Some((analyzer, inputs, own));
+                    *slot = Some((analyzer, got, own));
                 }
             });
         }
     });
     let mut analyzer = GapAnalyzer::new(gap_opts);
-    let mut inputs = Vec::with_capacity(names.len());
-    for (later, reports, own) in done.into_inner().unwrap_or_default().into_iter().flatten() {
+    let mut all = Vec::with_capacity(names.len());
+    for (later, got, own) in done.into_inner().unwrap_or_default().into_iter().flatten() {
         analyzer.absorb(later);
-        inputs.extend(reports);
+        all.extend(got);
         for note in own.take() {
             notes.push(note);
         }
     }
-    (analyzer, inputs)
+    (analyzer, all)
 }
 
 /// Runs of consecutive traces for `jobs` threads: about four per thread, of about

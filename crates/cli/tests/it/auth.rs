@@ -1110,3 +1110,58 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
         "nginx writes each request's line itself: {v}"
     );
 }
+
+#[test]
+fn several_threads_give_the_answer_of_one() {
+    // The real prefork capture: the parent's and two workers' -ff files, a missing
+    // one among them; the gaps are tied to users by the workers' log writes, which
+    // each trace's own pass collects.
+    let dir = util::repo_root().join("testdata/strace/real/apache-ff");
+    let conf = std::fs::read_to_string(dir.join("httpd.conf")).unwrap();
+    let fmt = conf.lines().find(|l| l.starts_with("LogFormat")).unwrap();
+    for format in ["json", "table"] {
+        let run = |jobs: &str| {
+            util::tlsgap()
+                .current_dir(&dir)
+                .args(["auth", "--format", format, "--bcrypt-speed", "0.015"])
+                .args(["--log", "access.log", "--log-format", fmt, "-j", jobs])
+                .args([
+                    "--traces",
+                    "trace.7015",
+                    "trace.7016",
+                    "trace.nope",
+                    "trace.7017",
+                ])
+                .output()
+                .unwrap()
+        };
+        let one = run("1");
+        assert_code(&one, 1);
+        assert!(
+            util::stderr(&one).contains("trace.nope"),
+            "{}",
+            util::stderr(&one)
+        );
+        if format == "json" {
+            let v = json(&one);
+            assert!(
+                v["attribution"]["by_pid_and_time"].as_u64().unwrap() > 0,
+                "{v}"
+            );
+        }
+        for jobs in ["2", "4"] {
+            let many = run(jobs);
+            assert_eq!(
+                util::stdout(&many),
+                util::stdout(&one),
+                "{format}, -j {jobs}"
+            );
+            assert_eq!(
+                util::stderr(&many),
+                util::stderr(&one),
+                "{format}, -j {jobs}"
+            );
+            assert_eq!(util::code(&many), util::code(&one));
+        }
+    }
+}
