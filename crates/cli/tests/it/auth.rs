@@ -1150,18 +1150,7 @@ fn several_threads_give_the_answer_of_one() {
             );
         }
         for jobs in ["2", "4"] {
-            let many = run(jobs);
-            assert_eq!(
-                util::stdout(&many),
-                util::stdout(&one),
-                "{format}, -j {jobs}"
-            );
-            assert_eq!(
-                util::stderr(&many),
-                util::stderr(&one),
-                "{format}, -j {jobs}"
-            );
-            assert_eq!(util::code(&many), util::code(&one));
+            util::assert_same_run(&run(jobs), &one, &format!("{format}, -j {jobs}"));
         }
     }
 }

@@ -234,18 +234,7 @@ fn several_threads_give_the_answer_of_one_in_every_format() {
             util::stderr(&one)
         );
         for jobs in ["2", "3", "16"] {
-            let many = run(jobs);
-            assert_eq!(
-                util::stdout(&many),
-                util::stdout(&one),
-                "{format}, -j {jobs}"
-            );
-            assert_eq!(
-                util::stderr(&many),
-                util::stderr(&one),
-                "{format}, -j {jobs}"
-            );
-            assert_eq!(util::code(&many), util::code(&one), "{format}, -j {jobs}");
+            util::assert_same_run(&run(jobs), &one, &format!("{format}, -j {jobs}"));
         }
         if format == "json" {
             let v: Value = serde_json::from_str(&util::stdout(&one)).unwrap();

@@ -50,6 +50,14 @@ pub fn code(o: &Output) -> i32 {
         .unwrap_or_else(|| panic!("killed by a signal; stderr:\n{}", stderr(o)))
 }
 
+/// Two runs wrote the same bytes to stdout and stderr and exited alike.
+#[track_caller]
+pub fn assert_same_run(a: &Output, b: &Output, what: &str) {
+    assert_eq!(stdout(a), stdout(b), "{what}: stdout");
+    assert_eq!(stderr(a), stderr(b), "{what}: stderr");
+    assert_eq!(code(a), code(b), "{what}: exit code");
+}
+
 /// Assert the exit code, showing stderr when it is not the expected one.
 #[track_caller]
 pub fn assert_code(o: &Output, want: i32) {
