@@ -170,9 +170,11 @@ pub(crate) fn read_traces<T: Send>(
     (analyzer, all)
 }
 
-/// Runs of consecutive traces for `jobs` threads: about four per thread, of about
+/// Runs of consecutive traces for `jobs` threads: about sixteen per thread, of about
 /// equal bytes (a file's size on disk; standard input and what cannot be measured
-/// count as the average), so that a thread that drew small files takes another.
+/// count as the average), so that a thread that drew small files takes another and
+/// the last run leaves the other threads little to wait for (sixteen against four:
+/// wall 0.235 against 0.265 s, median of 20 alternated runs over 1 861 files).
 /// None (one job, or one trace) or one: read them one after another.
 fn runs_of(names: &[PathBuf], jobs: usize) -> Vec<std::ops::Range<usize>> {
     if jobs <= 1 || names.len() <= 1 {
@@ -190,7 +192,7 @@ fn runs_of(names: &[PathBuf], jobs: usize) -> Vec<std::ops::Range<usize>> {
     let average = known.iter().sum::<u64>() / (known.len() as u64).max(1);
     let sizes: Vec<u64> = sizes.iter().map(|s| s.unwrap_or(average).max(1)).collect();
     let total: u64 = sizes.iter().sum();
-    let wanted = (jobs * 4).min(names.len()) as u64;
+    let wanted = (jobs * 16).min(names.len()) as u64;
     let mut runs = Vec::new();
     let (mut start, mut bytes) = (0, 0u64);
     for (i, size) in sizes.iter().enumerate() {
