@@ -11,6 +11,10 @@ use serde_json::Value;
 use crate::util::{self, assert_code, json};
 
 fn gaps_json(dir: &Path, files: &[String]) -> Value {
+    gaps_json_with(dir, files, &[])
+}
+
+fn gaps_json_with(dir: &Path, files: &[String], more: &[&str]) -> Value {
     let o = util::tlsgap()
         .current_dir(dir)
         .args([
@@ -22,6 +26,7 @@ fn gaps_json(dir: &Path, files: &[String]) -> Value {
             "--top",
             "1000",
         ])
+        .args(more)
         .args(files)
         .output()
         .unwrap();
@@ -60,6 +65,15 @@ fn check_manifest(dir: &Path) -> Vec<String> {
             .map(|f| f.as_str().unwrap())
             .collect();
         let report = gaps_json(dir, &files);
+        if files.len() > 1 {
+            // Several files at once: the answer of one after another (the bcrypt speed
+            // given, so that both runs compare gaps with the same figure).
+            let run =
+                |jobs: &str| gaps_json_with(dir, &files, &["--bcrypt-speed", "0.02", "-j", jobs]);
+            if run("1") != run("4") {
+                problems.push(format!("{id}: -j 1 and -j 4 give different reports"));
+            }
+        }
         if report["lines"]["trace"].as_u64().unwrap_or(0) == 0 {
             problems.push(format!("{id}: no trace lines recognised"));
             continue;
