@@ -251,10 +251,11 @@ impl WhatifAgg {
         i
     }
 
-    /// The address and User-Agent of an exact entry's key.
-    fn client_of<'s>(&'s self, key: &'s [u8]) -> (&'s [u8], &'s [u8]) {
+    /// The User-Agent's place in `agents`, the address and the User-Agent of an exact
+    /// entry's key.
+    fn client_parts<'s>(&'s self, key: &'s [u8]) -> (usize, &'s [u8], &'s [u8]) {
         let (agent, addr) = split_entry_key(key);
-        (addr, self.agents.key_at(agent))
+        (agent, addr, self.agents.key_at(agent))
     }
 
     /// Say that the format logs the client's offer (the report then has its exact
@@ -633,7 +634,7 @@ impl WhatifAgg {
         };
         let exact = |case: u32| matches!(outcomes.get(case as usize), Some(Some(_)));
         let mut exact_clients = (0u64, 0u64);
-        let mut kinds: FxHashMap<Box<[u8]>, ClientKind> = FxHashMap::default();
+        let mut kinds: Vec<Option<ClientKind>> = vec![None; self.agents.len()];
         let mut pair_requests = vec![0u64; self.pairs.len()];
         let mut pair_clients = vec![0u64; self.pairs.len()];
         let mut totals = Totals::default();
@@ -646,33 +647,36 @@ impl WhatifAgg {
         let mut groups: FxHashMap<&[u8], Vec<Member<'_>>> = FxHashMap::default();
         if client_key == ClientKey::Addr {
             for (key, entry) in self.clients.iter() {
-                let (client, ua) = self.client_of(key);
+                let (agent, client, ua) = self.client_parts(key);
                 groups
                     .entry(client)
                     .or_default()
-                    .push((ua, &entry.tallies[..]));
+                    .push((agent, ua, &entry.tallies[..]));
             }
         }
-        let mut kind_of_ua = |ua: &[u8]| -> ClientKind {
-            match kinds.get(ua) {
-                Some(k) => *k,
-                None => {
-                    let k = if ua == b"-" || ua.is_empty() {
-                        ClientKind::Unknown
-                    } else {
-                        kind_of(&lossless_text(ua))
-                    };
-                    kinds.insert(ua.into(), k);
-                    k
-                }
+        // Each distinct User-Agent classified once, found by its place in `agents`
+        // (hashing and comparing its text once per client and policy was ~2 % of
+        // `report`: issue 12).
+        let mut kind_of_ua = |agent: usize, ua: &[u8]| -> ClientKind {
+            if let Some(Some(k)) = kinds.get(agent) {
+                return *k;
             }
+            let k = if ua == b"-" || ua.is_empty() {
+                ClientKind::Unknown
+            } else {
+                kind_of(&lossless_text(ua))
+            };
+            if let Some(slot) = kinds.get_mut(agent) {
+                *slot = Some(k);
+            }
+            k
         };
         let mut seen_pairs: Vec<u32> = Vec::new();
         let mut per_group = one_group(|client, members| {
             let sum = |refused_only: bool| -> u64 {
                 members
                     .iter()
-                    .flat_map(|(_, t)| t.iter())
+                    .flat_map(|(_, _, t)| t.iter())
                     .filter(|(p, _)| !refused_only || refused(*p))
                     .map(|(_, n)| n)
                     .sum()
@@ -683,7 +687,7 @@ impl WhatifAgg {
             totals.add(requests, refused_requests, all, some && !all);
             if members
                 .iter()
-                .flat_map(|(_, t)| t.iter())
+                .flat_map(|(_, _, t)| t.iter())
                 .all(|(c, _)| exact(*c))
             {
                 exact_clients.0 += 1;
@@ -692,8 +696,8 @@ impl WhatifAgg {
             // The client's kind: that of its User-Agent with the most requests.
             let mut best: Option<(u64, ClientKind)> = None;
             seen_pairs.clear();
-            for (ua, tallies) in members {
-                let kind = kind_of_ua(ua);
+            for &(agent, ua, tallies) in members {
+                let kind = kind_of_ua(agent, ua);
                 let member_requests: u64 = tallies.iter().map(|(_, n)| n).sum();
                 let member_refused: u64 = tallies
                     .iter()
@@ -745,8 +749,8 @@ impl WhatifAgg {
         match client_key {
             ClientKey::AddrUa => {
                 for (key, entry) in self.clients.iter() {
-                    let (client, ua) = self.client_of(key);
-                    per_group(client, &[(ua, &entry.tallies[..])]);
+                    let (agent, client, ua) = self.client_parts(key);
+                    per_group(client, &[(agent, ua, &entry.tallies[..])]);
                 }
             }
             ClientKey::Addr => {
@@ -1313,8 +1317,8 @@ fn add_tallies(tallies: &mut Tallies, from: Tallies) {
     }
 }
 
-/// One (User-Agent, tallies) entry of a client.
-type Member<'a> = (&'a [u8], &'a [(u32, u64)]);
+/// One (User-Agent's place in `agents`, User-Agent, tallies) entry of a client.
+type Member<'a> = (usize, &'a [u8], &'a [(u32, u64)]);
 
 /// Ties the lifetime of what a per-group closure is given to the aggregate's (so that
 /// it may keep the address and User-Agent slices in its maps).
