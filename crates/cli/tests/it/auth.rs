@@ -651,6 +651,14 @@ fn classic_capture(test: &str, mpm: &str, strace: Strace) {
     };
     let args = with(true);
     let v = auth(&out, &args);
+    // The traces read one at a time and several at once: the same report (without the
+    // htpasswd file, whose verification times are measured at each run).
+    let jobs = |n: &'static str| {
+        let mut a = with(false);
+        a.extend(["--bcrypt-speed", "0.02", "-j", n]);
+        auth(&out, &a)
+    };
+    assert_eq!(jobs("1"), jobs("4"), "-j 1 against -j 4");
     let a = &v["attribution"];
     assert_eq!(a["user_cut_off"], 0, "{v}");
     assert_eq!(a["by_pid_and_time"], 0, "no %P in the log: {v}");
