@@ -1047,6 +1047,9 @@ fn inputs_read_in_runs_then_absorbed_give_the_report_of_one_reading() {
     web_both.insert(1, ("run.f".into(), None, f_file(&web).into_bytes()));
     sets.push(web_both);
     sets.push(as_bytes(inherit_run()));
+    // A child that uses its parent's fds, and whose first call waits.
+    sets.push(as_bytes(parent_made_fds_run()));
+    sets.push(as_bytes(parent_made_fds_run().into_iter().rev().collect()));
     // The children's files first, then their parent's.
     sets.push(as_bytes(inherit_run().into_iter().rev().collect()));
     assert!(sets[0].len() > 30, "{} traces", sets[0].len());
@@ -1070,8 +1073,9 @@ fn inputs_read_in_runs_then_absorbed_give_the_report_of_one_reading() {
 }
 
 /// A `-ff` run without `-y` in which what a child's calls mean depends on its
-/// parent's fds: the child accepts on the listening socket its parent created, and
-/// reads a secret cut by `-s` on a socket it inherited.
+/// parent's fds: the child waits 0.25 s in its first call (attached or created is known
+/// from its parent's file only), accepts on the listening socket its parent created,
+/// and reads a secret cut by `-s` on a socket it inherited.
 fn parent_made_fds_run() -> Vec<(String, String)> {
     let p = |us: u64, body: &str| format!("{} {body}\n", ts(us));
     let parent = [
@@ -1086,7 +1090,11 @@ fn parent_made_fds_run() -> Vec<(String, String)> {
     .concat();
     let child = [
         p(
-            10_000,
+            1_000,
+            "nanosleep({tv_sec=0, tv_nsec=5000000}, NULL) = 0 <0.250000>",
+        ),
+        p(
+            260_000,
             "accept4(3, NULL, NULL, SOCK_CLOEXEC) = 4 <0.000010>",
         ),
         p(
@@ -1121,7 +1129,7 @@ fn ff_file_order_changes_no_answer_even_where_a_child_uses_its_parents_fds() {
     // number either way (the parent's socket is named where the child touches it
     // itself: the LDAP connection, resolved at report time).
     assert_eq!(json(&ahead), json(&behind));
-    let g = gap_at(&ahead, 901, 5);
+    let g = gap_at(&ahead, 901, 6);
     assert_eq!(g.resource.as_deref(), Some("TCP:[->127.0.0.1:389]"));
     assert!(
         g.resources.iter().any(|r| r == "socket:[accepted on fd 3]"),
