@@ -156,7 +156,7 @@ pub fn zone(tz: Option<&str>) -> Result<Zone> {
 pub fn jobs(given: Option<usize>) -> usize {
     given
         .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .unwrap_or_else(tlsgap_engine::default_jobs)
 }
 
 impl LogRun {

@@ -47,7 +47,8 @@ pub struct AuthOptions {
     /// offset).
     pub day_zone: Option<crate::window::Zone>,
     /// Threads reading the traces (several at once: the same answer, see
-    /// [`crate::gaps::GapsOptions::jobs`]).
+    /// [`crate::gaps::GapsOptions::jobs`]); by default one per core, as
+    /// [`crate::RunOptions`].
     pub jobs: usize,
 }
 
@@ -63,7 +64,7 @@ impl Default for AuthOptions {
             bcrypt_speed: None,
             window: None,
             day_zone: None,
-            jobs: 1,
+            jobs: crate::default_jobs(),
         }
     }
 }

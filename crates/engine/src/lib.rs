@@ -193,6 +193,11 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
 /// The smallest default `--memory-limit`: 256 MiB.
 pub const MIN_DEFAULT_MEMORY_LIMIT: usize = 256 << 20;
 
+/// The default number of threads (`-j`): one per core (1 when that is unknown).
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The default `--memory-limit`: a quarter of the physical memory (`MemTotal` in
 /// `/proc/meminfo`), at least [`MIN_DEFAULT_MEMORY_LIMIT`] (also when the size is
 /// unknown).
@@ -275,7 +280,7 @@ impl Default for RunOptions {
         RunOptions {
             inputs: vec!["-".into()],
             log_format: "auto".into(),
-            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            jobs: default_jobs(),
             window: None,
             strict: false,
             invalid_lines: None,
