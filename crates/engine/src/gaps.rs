@@ -383,14 +383,7 @@ pub fn feed(
     let cap = crate::DEFAULT_MAX_LINE_BYTES;
     // 1 MiB, or less for a smaller plain file: a `-ff` capture can be thousands of
     // small files, and zeroing 1 MiB for each was 8 % of `gaps`' time on one.
-    let size = match input.compression {
-        crate::input::Compression::None if name != "-" => std::fs::metadata(path)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len()),
-        _ => None,
-    };
-    let first = size.map_or(1 << 20, |n| {
+    let first = input.len_hint().map_or(1 << 20, |n| {
         usize::try_from(n.saturating_add(1)).map_or(1 << 20, |n| n.clamp(1 << 12, 1 << 20))
     });
     let mut buf = vec![0u8; first];

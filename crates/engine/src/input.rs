@@ -82,6 +82,8 @@ pub struct Input {
     /// A plain regular file and the offset reading starts at: workers can then read
     /// their own ranges of it ([`Input::take_plain`]).
     plain: Option<(File, u64)>,
+    /// The bytes left to read when known: a plain regular file's size past the offset.
+    left: Option<u64>,
 }
 
 impl std::fmt::Debug for Input {
@@ -97,6 +99,7 @@ impl Input {
     /// Open `name` (`-` is stdin).
     pub fn open(name: &Path) -> io::Result<Input> {
         let mut regular = None;
+        let mut size = None;
         let raw: Box<dyn Read + Send> = if name.as_os_str() == "-" {
             regular = stdin_file();
             Box::new(io::stdin())
@@ -108,6 +111,7 @@ impl Input {
             }
             if meta.is_file() {
                 regular = file.try_clone().ok().map(|f| (f, 0));
+                size = Some(meta.len());
             }
             Box::new(file)
         };
@@ -130,6 +134,7 @@ impl Input {
             pending_error: None,
             reader,
             plain: regular.filter(|_| compression == Compression::None),
+            left: size.filter(|_| compression == Compression::None),
         })
     }
 
@@ -180,6 +185,7 @@ impl Input {
             head: Vec::new(),
             head_pos: 0,
             pending_error: None,
+            left: plain.as_ref().map(|_| meta.len().saturating_sub(offset)),
             reader,
             plain,
         };
@@ -194,6 +200,11 @@ impl Input {
     /// Taking it leaves the input readable as before.
     pub fn take_plain(&mut self) -> Option<(File, u64)> {
         self.plain.take()
+    }
+
+    /// How many bytes are left to read, when known (a plain regular file).
+    pub fn len_hint(&self) -> Option<u64> {
+        self.left
     }
 
     /// Up to `n` first bytes (decompressed), without consuming them.
@@ -370,5 +381,31 @@ pub fn sniff(name: &Path, log_format: &str) -> Content {
         Content::AccessLog
     } else {
         Content::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read as _, Write as _};
+
+    use super::*;
+
+    #[test]
+    fn the_size_hint_is_what_is_left_of_a_plain_file_and_unknown_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("trace.1");
+        std::fs::write(&plain, b"0123456789\n").unwrap();
+        let mut input = Input::open(&plain).unwrap();
+        assert_eq!(input.len_hint(), Some(11));
+        let mut all = Vec::new();
+        input.read_to_end(&mut all).unwrap();
+        assert_eq!(all.len(), 11);
+        assert_eq!(Input::open_at(&plain, 4).unwrap().len_hint(), Some(7));
+        let gz = dir.path().join("trace.2.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b"0123456789\n").unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        assert_eq!(Input::open(&gz).unwrap().len_hint(), None);
+        assert_eq!(Input::open_at(&gz, 4).unwrap().len_hint(), None);
     }
 }
