@@ -213,7 +213,11 @@ fn several_threads_give_the_answer_of_one_in_every_format() {
         &std::fs::read(root.join("real/apache-ff/trace.7016")).unwrap(),
     )
     .unwrap();
-    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let gz_bytes = enc.finish().unwrap();
+    std::fs::write(&gz, &gz_bytes).unwrap();
+    // A rotated trace cut short: read up to the damage, the damage named.
+    let cut = tmp.path().join("trace.7017.gz");
+    std::fs::write(&cut, &gz_bytes[..gz_bytes.len() / 2]).unwrap();
     let files: Vec<String> = [
         "real/apache-ff/trace.7015",
         "real/threads/f-tt-T-y-o.trace",
@@ -228,7 +232,7 @@ fn several_threads_give_the_answer_of_one_in_every_format() {
     ]
     .iter()
     .map(|f| f.to_string())
-    .chain([gz.display().to_string()])
+    .chain([gz.display().to_string(), cut.display().to_string()])
     .collect();
     for format in ["json", "table", "csv"] {
         let run = |jobs: &str| {
@@ -242,17 +246,20 @@ fn several_threads_give_the_answer_of_one_in_every_format() {
         };
         let one = run("1");
         assert_code(&one, 1);
-        assert!(
-            util::stderr(&one).contains("no-such-trace.1234"),
-            "{}",
-            util::stderr(&one)
-        );
+        for named in ["no-such-trace.1234", "trace.7017.gz"] {
+            assert!(util::stderr(&one).contains(named), "{}", util::stderr(&one));
+        }
         for jobs in ["2", "3", "16"] {
             util::assert_same_run(&run(jobs), &one, &format!("{format}, -j {jobs}"));
         }
         if format == "json" {
             let v: Value = serde_json::from_str(&util::stdout(&one)).unwrap();
             assert_eq!(list(&v, "inputs").len(), files.len() - 1);
+            let damaged = list(&v, "inputs")
+                .iter()
+                .find(|i| i["name"].as_str().unwrap().ends_with("trace.7017.gz"))
+                .unwrap();
+            assert!(damaged["lines"].as_u64().unwrap() > 0, "{damaged}");
             assert!(list(&v, "gaps").len() > 10, "{}", util::stdout(&one));
         }
     }
