@@ -2,7 +2,7 @@
 //! built with ([`crate::frame::BlockBuilder`]): one lookup per value of every row, so
 //! the lookup is cut to what a cache line holds.
 //!
-//! A key of at most [`INLINE`] bytes (an address, a method, a protocol, a status) is
+//! A key of at most [`crate::arena::INLINE`] bytes (an address, a method, a protocol, a status) is
 //! held in its table slot with its hash and value: found by comparing two words of
 //! the slot, with no second memory access and no `memcmp` call. Longer keys are
 //! in one buffer, the slot holding where. And the key found last is tried first, with
@@ -11,10 +11,7 @@
 
 use hashbrown::HashTable;
 
-use crate::arena::key_hash;
-
-/// The longest key held in its slot.
-const INLINE: usize = 16;
+use crate::arena::{inline, key_hash};
 
 #[derive(Debug, Clone, Copy)]
 struct Slot {
@@ -23,31 +20,6 @@ struct Slot {
     value: u32,
     /// The key as [`inline`] packs it; for a longer key, its offset in `long` first.
     key: [u64; 2],
-}
-
-/// A key of at most [`INLINE`] bytes packed in two words, which with its length tell
-/// it apart from any other: its first and last 8 bytes (overlapping when shorter than
-/// 16), first and last 4, or its first, middle and last byte. Each read is one load
-/// of a fixed size (packing through a copy into a buffer made the first read of the
-/// buffer wait for the copy's bytes: 14 % of the lookups' time).
-fn inline(key: &[u8]) -> Option<[u64; 2]> {
-    let n = key.len();
-    let word = |at: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(key.get(at..at + 8)?.try_into().ok()?))
-    };
-    let half = |at: usize| -> Option<u64> {
-        Some(u64::from(u32::from_le_bytes(
-            key.get(at..at + 4)?.try_into().ok()?,
-        )))
-    };
-    let byte = |at: usize| -> Option<u64> { key.get(at).copied().map(u64::from) };
-    Some(match n {
-        0 => [0, 0],
-        1..=3 => [byte(0)? | byte(n / 2)? << 8 | byte(n - 1)? << 16, 0],
-        4..=7 => [half(0)? | half(n - 4)? << 32, 0],
-        8..=INLINE => [word(0)?, word(n - 8)?],
-        _ => return None,
-    })
 }
 
 /// Keys to `u32` values, each key inserted once.

@@ -29,54 +29,28 @@ pub struct Tag {
     agents: AtomicU32,
 }
 
-/// One numbered client, on the worker's side: its address inline when short (every
-/// IP address is), so that finding it reads one cache line, not two.
+/// One numbered client, on the worker's side: its table slot, which holds the
+/// address itself when short (every IPv4 address, and short IPv6 ones) and the
+/// client's mark for the block being counted, so that finding and counting it reads
+/// one cache line. The names the merging side needs are kept apart ([`ClientIds`]'s
+/// `names`), read only when a block is sealed.
 #[derive(Debug, Clone, Copy)]
-struct Named {
+struct Slot {
     hash: u64,
+    /// The address as [`crate::arena::inline`] packs it; longer: where it is in
+    /// `long`, in the first word.
+    key: [u64; 2],
     agent: u32,
-    /// The address's length; longer than [`INLINE`]: it is in `spill`, from the
-    /// offset in the first four bytes of `inline`.
     len: u32,
-    inline: [u8; INLINE],
+    /// The client's number.
+    id: u32,
+    /// The block that last counted it, and its place in that block's `entries`.
+    block: u32,
+    entry: u32,
 }
 
-/// The longest address held inline (an IPv6 address is at most 39 characters).
-const INLINE: usize = 40;
-
-impl Named {
-    fn new(hash: u64, agent: u32, addr: &[u8], spill: &mut Vec<u8>) -> Named {
-        let mut inline = [0u8; INLINE];
-        match inline.get_mut(..addr.len()) {
-            Some(slot) => slot.copy_from_slice(addr),
-            None => {
-                let at = u32::try_from(spill.len()).unwrap_or(u32::MAX);
-                inline[..4].copy_from_slice(&at.to_le_bytes());
-                spill.extend_from_slice(addr);
-            }
-        }
-        Named {
-            hash,
-            agent,
-            len: u32::try_from(addr.len()).unwrap_or(u32::MAX),
-            inline,
-        }
-    }
-
-    fn addr<'a>(&'a self, spill: &'a [u8]) -> &'a [u8] {
-        let len = self.len as usize;
-        if len <= INLINE {
-            return self.inline.get(..len).unwrap_or_default();
-        }
-        let mut at = [0u8; 4];
-        at.copy_from_slice(&self.inline[..4]);
-        let at = u32::from_le_bytes(at) as usize;
-        spill.get(at..at + len).unwrap_or_default()
-    }
-}
-
-/// The bytes a numbered client is taken to cost besides a long address: its record,
-/// its table slot with growth slack, and its two per-block marks.
+/// The bytes a numbered client is taken to cost besides its address: its table slot
+/// with growth slack, and where its name is.
 const CLIENT_BYTES: usize = 80;
 /// The bytes a numbered User-Agent is taken to cost besides its text.
 const AGENT_BYTES: usize = 64;
@@ -87,22 +61,20 @@ pub struct ClientIds {
     tag: Arc<Tag>,
     agents: ArenaMap<()>,
     agent_bytes: usize,
-    clients: Vec<Named>,
-    /// The addresses too long to be held inline.
-    spill: Vec<u8>,
-    table: HashTable<u32>,
+    /// Per client number: its User-Agent's number and where its address is in
+    /// `name_bytes` (read when a block is sealed, and to compare a long address).
+    names: Vec<(u32, (u32, u32))>,
+    name_bytes: Vec<u8>,
+    table: HashTable<Slot>,
     /// Start over beyond this many bytes.
     limit: usize,
-    /// The block being counted (from 1), and per client the block that last counted it
-    /// and its place in that block's `entries`.
+    /// The block being counted (from 1; each slot holds the block that last counted
+    /// its client), and what it counted.
     block: u32,
-    marks: Vec<(u32, u32)>,
     entries: Vec<(u32, Tallies)>,
     /// Lines counted, not yet looked up, and the bytes they name.
     pending: Vec<Pending>,
     pending_bytes: Vec<u8>,
-    /// Per pending line, its client's number.
-    ids: Vec<u32>,
 }
 
 /// What a block counted, by number, with the names the merging side may lack.
@@ -152,24 +124,22 @@ impl ClientIds {
             tag: Arc::default(),
             agents: ArenaMap::default(),
             agent_bytes: 0,
-            clients: Vec::new(),
-            spill: Vec::new(),
+            names: Vec::new(),
+            name_bytes: Vec::new(),
             table: HashTable::new(),
             limit,
             block: 1,
-            marks: Vec::new(),
             entries: Vec::new(),
             pending: Vec::new(),
             pending_bytes: Vec::new(),
-            ids: Vec::new(),
         }
     }
 
     /// The bytes held, as the limit counts them.
     fn used(&self) -> usize {
-        self.spill.len()
+        self.name_bytes.len()
             + self.agent_bytes
-            + self.clients.len() * CLIENT_BYTES
+            + self.names.len() * CLIENT_BYTES
             + self.agents.len() * AGENT_BYTES
     }
 
@@ -179,7 +149,7 @@ impl ClientIds {
         let used = self.used();
         let full = used > self.limit
             || used > (u32::MAX / 2) as usize
-            || self.clients.len() > (u32::MAX / 2) as usize;
+            || self.names.len() > (u32::MAX / 2) as usize;
         if full {
             *self = ClientIds::new(self.limit);
         }
@@ -187,7 +157,7 @@ impl ClientIds {
         self.block = self.block.wrapping_add(1);
         if self.block == 0 {
             // The marks of 2^32 blocks ago would look current: clear them.
-            self.marks.iter_mut().for_each(|m| *m = (0, 0));
+            self.table.iter_mut().for_each(|s| s.block = 0);
             self.block = 1;
         }
     }
@@ -205,35 +175,12 @@ impl ClientIds {
         u32::try_from(a).unwrap_or(u32::MAX)
     }
 
-    /// The number of (`addr`, User-Agent number `agent`), whose [`client_hash`] is
-    /// `hash`, numbering it if new.
-    fn client(&mut self, agent: u32, hash: u64, addr: &[u8]) -> u32 {
-        let (clients, spill) = (&self.clients, &self.spill);
-        let found = self.table.find(hash, |&i| {
-            clients
-                .get(i as usize)
-                .is_some_and(|c| c.hash == hash && c.agent == agent && c.addr(spill) == addr)
-        });
-        if let Some(&i) = found {
-            return i;
-        }
-        let i = u32::try_from(self.clients.len()).unwrap_or(u32::MAX);
-        let named = Named::new(hash, agent, addr, &mut self.spill);
-        self.clients.push(named);
-        self.marks.push((0, 0));
-        let clients = &self.clients;
-        self.table
-            .insert_unique(hash, i, |&j| clients.get(j as usize).map_or(0, |c| c.hash));
-        i
-    }
-
     /// Count `n` requests of `case` for (`addr`, `ua`) in the current block.
     ///
     /// The User-Agent is numbered at once (there are few, their table stays in cache);
-    /// the clients are looked up [`BATCH`] at a time, then their tallies. A client's
-    /// lookup misses the cache (its table slot, its record); with a line's parsing
-    /// between two lookups the misses came one at a time, in a tight loop they
-    /// overlap.
+    /// the clients are looked up and tallied [`BATCH`] at a time. A client's lookup
+    /// misses the cache (its table slot); with a line's parsing between two lookups
+    /// the misses came one at a time, in a tight loop they overlap.
     pub(crate) fn count(&mut self, addr: &[u8], ua: &[u8], case: u32, n: u64) {
         let agent = self.agent(key_hash(ua), ua);
         let hash = client_hash(agent, addr);
@@ -254,34 +201,58 @@ impl ClientIds {
     fn flush(&mut self) {
         let pending = std::mem::take(&mut self.pending);
         let bytes = std::mem::take(&mut self.pending_bytes);
-        let mut ids = std::mem::take(&mut self.ids);
-        ids.clear();
         for p in &pending {
-            ids.push(self.client(p.agent, p.hash, slice(&bytes, p.addr)));
+            self.tally(p, slice(&bytes, p.addr));
         }
-        for (p, &i) in pending.iter().zip(ids.iter()) {
-            self.tally(i, p.case, p.n);
-        }
-        self.ids = ids;
         self.pending = pending;
         self.pending.clear();
         self.pending_bytes = bytes;
         self.pending_bytes.clear();
     }
 
-    /// Add `n` requests of `case` to client `i` in the current block.
-    fn tally(&mut self, i: u32, case: u32, n: u64) {
-        let block = self.block;
-        let Some(mark) = self.marks.get_mut(i as usize) else {
-            return;
+    /// Add a pending line's requests to its client (`addr`, numbered if new) in the
+    /// current block.
+    fn tally(&mut self, p: &Pending, addr: &[u8]) {
+        let (hash, agent, block) = (p.hash, p.agent, self.block);
+        let short = crate::arena::inline(addr);
+        let len = u32::try_from(addr.len()).unwrap_or(u32::MAX);
+        let name_bytes = &self.name_bytes;
+        let found = self.table.find_mut(hash, |s| {
+            s.hash == hash
+                && s.agent == agent
+                && s.len == len
+                && match short {
+                    Some(k) => s.key == k,
+                    None => long_addr(name_bytes, s) == addr,
+                }
+        });
+        let slot = match found {
+            Some(slot) => slot,
+            None => {
+                let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+                let at = push(&mut self.name_bytes, addr);
+                self.names.push((agent, at));
+                let slot = Slot {
+                    hash,
+                    key: short.unwrap_or([u64::from(at.0), 0]),
+                    agent,
+                    len,
+                    id,
+                    block: 0,
+                    entry: 0,
+                };
+                self.table.insert_unique(hash, slot, |s| s.hash).into_mut()
+            }
         };
-        if mark.0 == block {
-            if let Some((_, tallies)) = self.entries.get_mut(mark.1 as usize) {
-                crate::whatif::tally(tallies, case, n);
+        if slot.block == block {
+            if let Some((_, tallies)) = self.entries.get_mut(slot.entry as usize) {
+                crate::whatif::tally(tallies, p.case, p.n);
             }
         } else {
-            *mark = (block, self.entries.len() as u32);
-            self.entries.push((i, smallvec::smallvec![(case, n)]));
+            slot.block = block;
+            slot.entry = self.entries.len() as u32;
+            self.entries
+                .push((slot.id, smallvec::smallvec![(p.case, p.n)]));
         }
     }
 
@@ -304,13 +275,21 @@ impl ClientIds {
             let at = push(&mut n.bytes, self.agents.key_at(a));
             n.agents.push((at, self.agents.hash_at(a)));
         }
-        for c in self.clients.iter().skip(first_client as usize) {
-            let at = push(&mut n.bytes, c.addr(&self.spill));
-            n.clients.push((c.agent, at));
+        for &(agent, at) in self.names.iter().skip(first_client as usize) {
+            let at = push(&mut n.bytes, slice(&self.name_bytes, at));
+            n.clients.push((agent, at));
         }
         self.next_block();
         n
     }
+}
+
+/// The address of a slot that does not hold it inline, from `name_bytes`.
+fn long_addr<'a>(name_bytes: &'a [u8], s: &Slot) -> &'a [u8] {
+    let at = usize::try_from(s.key[0]).unwrap_or(usize::MAX);
+    name_bytes
+        .get(at..at.saturating_add(s.len as usize))
+        .unwrap_or_default()
 }
 
 /// The bytes of `buf` at `at` (empty when out of range).

@@ -2139,9 +2139,11 @@ mod tests {
 
     fn add_line(agg: &mut WhatifAgg, ids: Option<&mut ClientIds>, &(a, u, pair, offer): &Line) {
         // Some addresses longer than a numbering holds inline (names from
-        // `HostnameLookups On`).
+        // `HostnameLookups On`), some of 16 or 17 bytes (just in, just out).
         let addr = if a % 7 == 0 {
             format!("host-{a}.dynamic.customers.of-a-long-isp-name.example")
+        } else if a % 3 == 1 {
+            format!("2001:db8:ffff::{a:x}")
         } else {
             format!("2001:db8::{a:x}")
         };
