@@ -87,6 +87,20 @@ fn hash_of<V>(entries: &[Slot<V>], i: usize) -> u64 {
 }
 
 impl<V> ArenaMap<V> {
+    /// An empty map with room for `n` entries of `bytes` key bytes in all.
+    pub fn with_capacity(n: usize, bytes: usize) -> ArenaMap<V> {
+        ArenaMap {
+            bytes: Vec::with_capacity(bytes),
+            entries: Vec::with_capacity(n),
+            table: HashTable::with_capacity(n),
+        }
+    }
+
+    /// The bytes of all keys held.
+    pub fn key_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// Entries held.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -31,6 +31,20 @@ pub(crate) struct KeyMap {
 }
 
 impl KeyMap {
+    /// An empty map with room for `n` keys, `long` bytes of them not inline.
+    pub(crate) fn with_capacity(n: usize, long: usize) -> KeyMap {
+        KeyMap {
+            table: HashTable::with_capacity(n),
+            long: Vec::with_capacity(long),
+            last: None,
+        }
+    }
+
+    /// Keys held, and their bytes not held inline.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        (self.table.len(), self.long.len())
+    }
+
     /// The bytes of a slot's key when it is not inline.
     fn long_key(&self, s: &Slot) -> &[u8] {
         let at = usize::try_from(s.key[0]).unwrap_or(usize::MAX);

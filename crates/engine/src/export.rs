@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use polars::prelude::{ArrayRef, BatchedWriter, DataFrame, ParquetWriter, PolarsResult};
 use polars_parquet::write::{CompressedPage, Encoding, ParquetType, WriteOptions};
 use tlsgap_agg::export::Source;
-use tlsgap_agg::frame::{BlockBuilder, FrameBuilder};
+use tlsgap_agg::frame::{BlockBuilder, FrameBuilder, SpareTables};
 use tlsgap_agg::rows::CsvStyle;
 use tlsgap_agg::{ExportSchema, Value};
 use tlsgap_parser::{Record, Timestamp};
@@ -191,7 +191,8 @@ has_lines!(ExportPartial);
 
 impl Job for ExportJob<'_> {
     type Out = ExportPartial;
-    type Worker = ();
+    /// The sizes of the Parquet text columns' tables in the worker's last block.
+    type Worker = SpareTables;
 
     fn needs_line_base(&self) -> bool {
         true
@@ -208,9 +209,11 @@ impl Job for ExportJob<'_> {
         Some(out.lines.stats.total)
     }
 
-    fn worker(&self) {}
+    fn worker(&self) -> SpareTables {
+        SpareTables::default()
+    }
 
-    fn run(&self, block: &Block, (): &mut ()) -> ExportPartial {
+    fn run(&self, block: &Block, spare: &mut SpareTables) -> ExportPartial {
         let file = self.names.get(block.input).map_or("-", String::as_str);
         let base = block.line_base.unwrap_or(0);
         let mut values: Vec<Value<'_>> = Vec::with_capacity(self.schema.columns.len());
@@ -220,6 +223,7 @@ impl Job for ExportJob<'_> {
             (RowFormat::Parquet, None) => Some(BlockBuilder::new(
                 &self.schema,
                 (block.data.len() / 256).clamp(1 << 10, 1 << 17),
+                spare,
             )),
             _ => None,
         };
@@ -264,7 +268,7 @@ impl Job for ExportJob<'_> {
             match (frame, &self.encoder) {
                 (Some(f), Some(encoder)) => {
                     let rows = f.len();
-                    Rows::Encoded(f.finish().and_then(|a| encoder.encode(rows, &a)))
+                    Rows::Encoded(f.finish(spare).and_then(|a| encoder.encode(rows, &a)))
                 }
                 _ => Rows::Text(text),
             }
