@@ -37,8 +37,8 @@ pub struct Tag {
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     hash: u64,
-    /// The address as [`crate::arena::inline`] packs it; longer: where it is in
-    /// `long`, in the first word.
+    /// The address as [`crate::arena::inline`] packs it; longer: where it starts in
+    /// `name_bytes`, in the first word.
     key: [u64; 2],
     agent: u32,
     len: u32,
@@ -201,8 +201,8 @@ impl ClientIds {
 
     /// Count `n` requests of `case` for (`addr`, `ua`) in the current block.
     ///
-    /// The User-Agent is numbered at once (there are few, their table stays in cache);
-    /// the clients are looked up and tallied [`BATCH`] at a time. A client's lookup
+    /// The User-Agent is numbered at once (there are few: its slot and text are the
+    /// only lines read); the clients are looked up and tallied [`BATCH`] at a time. A client's lookup
     /// misses the cache (its table slot); with a line's parsing between two lookups
     /// the misses came one at a time, in a tight loop they overlap.
     pub(crate) fn count(&mut self, addr: &[u8], ua: &[u8], case: u32, n: u64) {
