@@ -102,7 +102,14 @@ pub struct WhatifAgg {
     numbered: Option<Box<Numbered>>,
     /// The workers' numberings this aggregate has merged blocks of.
     mirrors: Vec<Mirror>,
+    /// Requests merged blocks brought to exact entries, not added yet: (place, case,
+    /// requests), in the order they came ([`WhatifAgg::settle`]).
+    owed: Vec<(u32, u32, u64)>,
 }
+
+/// How many owed additions are gathered before they are made ([`WhatifAgg::settle`]):
+/// 512 KiB of them (a few in the tests, which then settle often).
+const OWED: usize = if cfg!(test) { 7 } else { 1 << 15 };
 
 /// The bytes one exact entry is taken to cost besides its key: its slot (boxed key,
 /// tallies and order, 48 bytes) with the table's growth slack, and the heap blocks of
@@ -265,6 +272,9 @@ impl WhatifAgg {
     }
 
     fn count(&mut self, client: &[u8], ua: &[u8], case: u32, n: u64) {
+        if !self.owed.is_empty() {
+            self.settle();
+        }
         let ua_hash = crate::arena::key_hash(ua);
         let agent = self.agents.find_hashed(ua_hash, ua);
         if let Some(agent) = agent {
@@ -408,6 +418,7 @@ impl WhatifAgg {
 
     /// The workers are done: forget their numberings (the names they hold are copies).
     pub fn drop_numberings(&mut self) {
+        self.settle();
         self.mirrors.clear();
     }
 
@@ -470,8 +481,8 @@ impl WhatifAgg {
                 return;
             }
         };
-        if let Some(entry) = held.and_then(|i| self.clients.value_at_mut(i)) {
-            add_tallies(&mut entry.tallies, tallies);
+        if let Some(i) = held.filter(|&i| i < self.clients.len()) {
+            self.owe(i, tallies);
             return;
         }
         let (addr, agent_no, ua, ua_hash, place) = mirror.name(id);
@@ -485,6 +496,69 @@ impl WhatifAgg {
             }
             None => mirror.stand(id, Standing::Sketched),
         }
+    }
+
+    /// Add `tallies` to the exact entry at `place`, later ([`WhatifAgg::settle`]).
+    fn owe(&mut self, place: usize, tallies: Tallies) {
+        let Ok(at) = u32::try_from(place) else {
+            if let Some(entry) = self.clients.value_at_mut(place) {
+                add_tallies(&mut entry.tallies, tallies);
+            }
+            return;
+        };
+        self.owed
+            .extend(tallies.into_iter().map(|(case, n)| (at, case, n)));
+        if self.owed.len() >= OWED {
+            self.settle();
+        }
+    }
+
+    /// Make the owed additions. Each merged block adds to thousands of entries spread
+    /// over the whole table, a cache miss each (issue 12: 5 % of `whatif`'s time, at
+    /// the first load of each entry); gathered, put in the order of their places (a
+    /// stable radix sort, a byte of the place a pass, so that each entry takes its
+    /// additions in the order they came and its cases stay in the order first met),
+    /// they walk the table from its start to its end.
+    fn settle(&mut self) {
+        if self.owed.is_empty() {
+            return;
+        }
+        let mut owed = std::mem::take(&mut self.owed);
+        let highest = owed.iter().map(|o| o.0).max().unwrap_or(0);
+        let mut other = vec![(0u32, 0u32, 0u64); owed.len()];
+        let mut shift = 0u32;
+        while shift < 32 && (shift == 0 || highest >> shift != 0) {
+            let digit = |o: &(u32, u32, u64)| ((o.0 >> shift) & 0xff) as usize;
+            let mut start = [0usize; 257];
+            for o in &owed {
+                if let Some(s) = start.get_mut(digit(o) + 1) {
+                    *s += 1;
+                }
+            }
+            for i in 1..start.len() {
+                let before = start.get(i - 1).copied().unwrap_or(0);
+                if let Some(s) = start.get_mut(i) {
+                    *s += before;
+                }
+            }
+            for o in &owed {
+                if let Some(s) = start.get_mut(digit(o)) {
+                    if let Some(slot) = other.get_mut(*s) {
+                        *slot = *o;
+                    }
+                    *s += 1;
+                }
+            }
+            std::mem::swap(&mut owed, &mut other);
+            shift += 8;
+        }
+        for &(place, case, n) in &owed {
+            if let Some(entry) = self.clients.value_at_mut(place as usize) {
+                tally(&mut entry.tallies, case, n);
+            }
+        }
+        owed.clear();
+        self.owed = owed;
     }
 
     /// The exact entry of a numbered client met for the first time, if another block
@@ -542,6 +616,8 @@ impl WhatifAgg {
         let mut agent_of: Vec<Option<usize>> = vec![None; their_agents.len()];
         let mut fresh: Vec<(&[u8], usize, Entry)> = Vec::new();
         let mut scratch = Vec::new();
+        // Their entries add to ours at once: ours must hold what is owed first.
+        self.settle();
         let (bytes, entries) = their_clients.into_parts();
         for slot in entries {
             let mut entry = slot.value;
@@ -611,6 +687,12 @@ impl WhatifAgg {
         inputs: Vec<InputReport>,
         certs: Option<Certs>,
     ) -> WhatifReport {
+        if !self.owed.is_empty() {
+            // Merged but not settled (`drop_numberings` settles): judge a settled copy.
+            let mut settled = self.clone();
+            settled.settle();
+            return settled.report(policy, client_key, kind_of, top, lines, inputs, certs);
+        }
         let judged: Vec<Judged> = self
             .pairs
             .iter()
@@ -2137,6 +2219,54 @@ mod tests {
         ("TLSv1.2", "AES128-SHA"),
     ];
 
+    /// Additions owed and settled (a few at a time, and many at once; places of up to
+    /// three bytes, so every pass of the radix sort runs) leave every entry's tallies
+    /// as the same additions made at once do: the same counts, cases in the same order.
+    #[test]
+    fn owed_additions_land_as_additions_made_at_once() {
+        let mut at_once = WhatifAgg::new();
+        for i in 0..70_000u32 {
+            let addr = format!("10.{}.{}.{}", i >> 16, (i >> 8) & 0xff, i & 0xff);
+            at_once.count(addr.as_bytes(), b"agent", i % 3, 1);
+        }
+        let mut owed = at_once.clone();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for k in 0..60_000 {
+            let r = next();
+            // Half the additions to a few entries (many cases each, spilled to the
+            // heap), half anywhere.
+            let place = if k % 2 == 0 {
+                (r % 40) as usize
+            } else {
+                (r % 70_000) as usize
+            };
+            let tallies: Tallies = smallvec::smallvec![((r >> 20) as u32 % 9, r >> 40)];
+            if let Some(e) = at_once.clients.value_at_mut(place) {
+                add_tallies(&mut e.tallies, tallies.clone());
+            }
+            if k < 30_000 {
+                owed.owe(place, tallies);
+            } else {
+                let place = u32::try_from(place).unwrap();
+                owed.owed
+                    .extend(tallies.into_iter().map(|(c, n)| (place, c, n)));
+            }
+        }
+        assert!(owed.owed.len() > 20_000, "the second half is owed at once");
+        owed.settle();
+        assert!(owed.owed.is_empty());
+        for (a, b) in at_once.clients.values().zip(owed.clients.values()) {
+            assert_eq!(a.tallies, b.tallies);
+        }
+        assert_eq!(at_once.clients.len(), owed.clients.len());
+    }
+
     fn add_line(agg: &mut WhatifAgg, ids: Option<&mut ClientIds>, &(a, u, pair, offer): &Line) {
         // Some addresses longer than a numbering holds inline (names from
         // `HostnameLookups On`), some of 16 or 17 bytes (just in, just out).
@@ -2224,6 +2354,11 @@ mod tests {
                 }
             }
             drop(ids);
+            // Judged before the numberings are dropped (what is owed may not be
+            // settled yet) and after.
+            for key in [ClientKey::AddrUa, ClientKey::Addr] {
+                proptest::prop_assert_eq!(report(&numbered, key), report(&keyed, key));
+            }
             numbered.drop_numberings();
             for key in [ClientKey::AddrUa, ClientKey::Addr] {
                 proptest::prop_assert_eq!(report(&numbered, key), report(&keyed, key));
