@@ -79,10 +79,21 @@ struct Earlier {
 /// and, when the pattern is a sequence of parts, the prefixes of each tail of that
 /// sequence (any match contains a match of every tail, which starts with one of the
 /// tail's prefixes). Empty: nothing known (the pattern is always tried).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 struct Need {
     sets: Vec<Vec<Vec<u8>>>,
+    /// A searcher per literal of `sets`, in the same places, built on the first check:
+    /// a search built one per call, and each User-Agent checks many patterns' needs.
+    finders: std::cell::OnceCell<Vec<Vec<memchr::memmem::Finder<'static>>>>,
 }
+
+impl PartialEq for Need {
+    fn eq(&self, other: &Need) -> bool {
+        self.sets == other.sets
+    }
+}
+
+impl Eq for Need {}
 
 /// At most this many sets are kept per pattern (the ones with the longest literals).
 const NEED_SETS: usize = 4;
@@ -90,6 +101,13 @@ const NEED_SETS: usize = 4;
 const MAX_NEED_LITERALS: usize = 32;
 
 impl Need {
+    fn from_sets(sets: Vec<Vec<Vec<u8>>>) -> Need {
+        Need {
+            sets,
+            finders: std::cell::OnceCell::new(),
+        }
+    }
+
     /// From a device pattern as the dataset writes it (`ua-parser` compiles it after
     /// turning `{0,N}`/`{1,N}` with N of three digits or more into `*`/`+`; literal
     /// extraction reads only a repetition's minimum, so it gives the same sets: the
@@ -103,7 +121,7 @@ impl Need {
             .build()
             .parse(regex);
         let Ok(hir) = hir else {
-            return Need { sets: Vec::new() };
+            return Need::from_sets(Vec::new());
         };
         let mut sets: Vec<Vec<Vec<u8>>> = Vec::new();
         sets.extend(need_literals(&hir, ExtractKind::Prefix));
@@ -137,13 +155,23 @@ impl Need {
         sets.sort_by_key(strength);
         sets.dedup();
         sets.truncate(NEED_SETS);
-        Need { sets }
+        Need::from_sets(sets)
     }
 
     fn may_match(&self, ua: &[u8]) -> bool {
-        self.sets
+        let finders = self.finders.get_or_init(|| {
+            self.sets
+                .iter()
+                .map(|set| {
+                    set.iter()
+                        .map(|l| memchr::memmem::Finder::new(l).into_owned())
+                        .collect()
+                })
+                .collect()
+        });
+        finders
             .iter()
-            .all(|set| set.iter().any(|l| memchr::memmem::find(ua, l).is_some()))
+            .all(|set| set.iter().any(|f| f.find(ua).is_some()))
     }
 }
 
@@ -258,13 +286,12 @@ fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Families {
 /// The stored need of the pattern at `index` when its text is `regex`, else worked out.
 fn stored_or_fresh(stored: &[StoredNeed], index: usize, regex: &str, ignore_case: bool) -> Need {
     match stored.iter().find(|n| n.index == index) {
-        Some(n) if n.regex == regex => Need {
-            sets: n
-                .sets
+        Some(n) if n.regex == regex => Need::from_sets(
+            n.sets
                 .iter()
                 .map(|set| set.iter().map(|l| l.as_bytes().to_vec()).collect())
                 .collect(),
-        },
+        ),
         _ => Need::of(regex, ignore_case),
     }
 }
