@@ -82,9 +82,10 @@ struct Earlier {
 #[derive(Debug, Clone)]
 struct Need {
     sets: Vec<Vec<Vec<u8>>>,
-    /// A searcher per literal of `sets`, in the same places, built on the first check:
-    /// a search built one per call, and each User-Agent checks many patterns' needs.
-    finders: std::cell::OnceCell<Vec<Vec<memchr::memmem::Finder<'static>>>>,
+    /// Per set, a searcher per literal, built when the set is first checked (a search
+    /// built one per call, and each User-Agent checks many patterns' needs; sets never
+    /// reached, most device patterns' after the first, get none: 288 bytes each).
+    finders: Vec<std::cell::OnceCell<Vec<memchr::memmem::Finder<'static>>>>,
 }
 
 impl PartialEq for Need {
@@ -102,10 +103,8 @@ const MAX_NEED_LITERALS: usize = 32;
 
 impl Need {
     fn from_sets(sets: Vec<Vec<Vec<u8>>>) -> Need {
-        Need {
-            sets,
-            finders: std::cell::OnceCell::new(),
-        }
+        let finders = sets.iter().map(|_| std::cell::OnceCell::new()).collect();
+        Need { sets, finders }
     }
 
     /// From a device pattern as the dataset writes it (`ua-parser` compiles it after
@@ -159,19 +158,16 @@ impl Need {
     }
 
     fn may_match(&self, ua: &[u8]) -> bool {
-        let finders = self.finders.get_or_init(|| {
-            self.sets
-                .iter()
-                .map(|set| {
+        self.sets.iter().zip(&self.finders).all(|(set, finders)| {
+            finders
+                .get_or_init(|| {
                     set.iter()
                         .map(|l| memchr::memmem::Finder::new(l).into_owned())
                         .collect()
                 })
-                .collect()
-        });
-        finders
-            .iter()
-            .all(|set| set.iter().any(|f| f.find(ua).is_some()))
+                .iter()
+                .any(|f| f.find(ua).is_some())
+        })
     }
 }
 
