@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::{DataFrame, ParallelStrategy, ParquetReader, SerReader};
 use rustc_hash::FxHashMap;
 use tlsgap_agg::distinct::{Budget, Hll};
-use tlsgap_agg::trend::Trend;
+use tlsgap_agg::trend::TrendCounter;
 use tlsgap_agg::{ClientKey, CountMode, InputReport, LineStats, Rows, TlsAgg, TlsReport};
 
 use crate::dataset::{SCHEMA_VERSION, SCHEMA_VERSION_KEY, WRITER_VERSION_KEY};
@@ -379,7 +379,7 @@ struct TlsVisit<'a> {
     counter: Counter,
     client_key: ClientKey,
     by: Option<&'a (Period, Zone)>,
-    trend: Trend,
+    trend: TrendCounter,
     newest_us: Option<i64>,
     key: String,
 }
@@ -745,7 +745,7 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
         },
         client_key: opts.client_key,
         by: opts.by.as_ref(),
-        trend: Trend::default(),
+        trend: TrendCounter::default(),
         newest_us: None,
         key: String::new(),
     };
@@ -761,10 +761,11 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
     if let Some(e) = &report.estimate {
         notes.warn(e.note());
     }
+    let trend = visit.trend.finish();
     let periods = opts
         .by
         .as_ref()
-        .map(|(_, zone)| crate::tls::period_rows(&visit.trend, zone));
+        .map(|(_, zone)| crate::tls::period_rows(&trend, zone));
     Ok(MergeOutcome {
         report,
         files: scanned.files,

@@ -17,7 +17,7 @@ use crate::runner::{Block, Job};
 use crate::uakind::Classifier;
 use crate::window::{period_key, Period, Zone};
 use crate::{err, Result, RunOptions};
-use tlsgap_agg::trend::Trend;
+use tlsgap_agg::trend::{Trend, TrendCounter};
 
 /// The Mozilla profiles a report tests when it is given no policy: the current
 /// guideline's two, and the last `old` profile (5.7; guideline 6.0 removed it).
@@ -139,7 +139,7 @@ impl Job for ReportJob<'_> {
         let mut groups = tlsgap_agg::pq::GroupsAgg::default();
         let mut key = Vec::new();
         let mut whatif = self.offer.agg(WhatifAgg::new());
-        let mut trend = Trend::default();
+        let mut trend = TrendCounter::default();
         let mut requests = Vec::new();
         let fields = self.auth.then(|| RequestFields::new(self.lines.format));
         let lines = self.lines.parse_block(block, |_, rec| {
@@ -179,7 +179,7 @@ impl Job for ReportJob<'_> {
             tls,
             groups,
             whatif,
-            trend,
+            trend: trend.finish(),
             requests,
         }
     }

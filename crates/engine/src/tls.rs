@@ -9,7 +9,7 @@ use crate::state::TotalsStart;
 use crate::window::{period_key, Period, Zone};
 use crate::{Result, RunOptions};
 use tlsgap_agg::pq::GroupsAgg;
-use tlsgap_agg::trend::Trend;
+use tlsgap_agg::trend::{Trend, TrendCounter};
 
 /// What to count.
 #[derive(Debug, Clone)]
@@ -87,7 +87,7 @@ impl Job for TlsJob<'_> {
     fn run(&self, block: &Block, (): &mut ()) -> TlsPartial {
         let mut agg = TlsAgg::new(self.mode);
         let mut newest_us: Option<i64> = None;
-        let mut periods = Trend::default();
+        let mut periods = TrendCounter::default();
         let mut scratch = Vec::new();
         let mut groups = GroupsAgg::default();
         let mut key = Vec::new();
@@ -118,7 +118,7 @@ impl Job for TlsJob<'_> {
             lines,
             agg,
             newest_us,
-            periods,
+            periods: periods.finish(),
             groups,
         }
     }

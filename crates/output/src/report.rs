@@ -889,7 +889,7 @@ mod tests {
 
     #[test]
     fn the_text_trend_folds_protocols_beyond_five_columns() {
-        let mut trend = Trend::default();
+        let mut trend = tlsgap_agg::trend::TrendCounter::default();
         let key = |s: i64| PeriodKey {
             start_us: s - s % 86_400_000_000,
             label: "2026-11-21".into(),
@@ -902,6 +902,7 @@ mod tests {
                 trend.add(Some(1_795_300_000_000_000), p.as_bytes(), key);
             }
         }
+        let trend = trend.finish();
         let text = trend_view(&trend, Period::Day, Some(TEXT_TREND_COLUMNS)).unwrap();
         assert_eq!(
             text.series,
@@ -914,12 +915,13 @@ mod tests {
         assert_eq!(page.rows[0].counts.iter().sum::<u64>(), 49);
         assert!(page.svg.is_some());
         // Five protocols fit as they are.
-        let mut five = Trend::default();
+        let mut five = tlsgap_agg::trend::TrendCounter::default();
         for (i, p) in protocols[..5].iter().enumerate() {
             for _ in 0..(5 - i) {
                 five.add(Some(1_795_300_000_000_000), p.as_bytes(), key);
             }
         }
+        let five = five.finish();
         let text = trend_view(&five, Period::Day, Some(TEXT_TREND_COLUMNS)).unwrap();
         assert_eq!(text.series, protocols[..5]);
     }
