@@ -197,6 +197,20 @@ impl TlsAgg {
     /// empty means plain HTTP (nginx `escape=json` logs a missing variable as `""`).
     #[inline]
     pub fn add(&mut self, client: Option<&[u8]>, protocol: Option<&[u8]>, cipher: Option<&[u8]>) {
+        self.add_pair(client, protocol, cipher);
+    }
+
+    /// [`TlsAgg::add`], saying the pair's number here (`None`: plain HTTP): a number
+    /// stands for one (protocol, cipher) for as long as this aggregate lives, so a
+    /// caller that counts the line elsewhere too can key on it
+    /// ([`crate::whatif::WhatifAgg::add_numbered_as`]).
+    #[inline]
+    pub fn add_pair(
+        &mut self,
+        client: Option<&[u8]>,
+        protocol: Option<&[u8]>,
+        cipher: Option<&[u8]>,
+    ) -> Option<u32> {
         let pair = self.pair_of(protocol, cipher);
         // Requests are counted in both modes: `--state` keeps them as counters.
         if pair == PLAIN {
@@ -225,6 +239,7 @@ impl TlsAgg {
                 }
             }
         }
+        (pair != PLAIN).then_some(pair)
     }
 
     /// Count the clients a sketch holds (clients mode): each first used

@@ -105,7 +105,16 @@ pub struct WhatifAgg {
     /// Requests merged blocks brought to exact entries, not added yet: (place, case,
     /// requests), in the order they came ([`WhatifAgg::settle`]).
     owed: Vec<(u32, u32, u64)>,
+    /// Per pair, its case when no offer is logged ([`NO_CASE`]: not known yet), and
+    /// per number of a caller's ([`WhatifAgg::add_numbered_as`]), the same: the case
+    /// of a line without a hash lookup (or, with the caller's number, without
+    /// interning the pair either).
+    bare_cases: Vec<u32>,
+    caller_cases: Vec<u32>,
 }
+
+/// A case not known yet, in [`WhatifAgg`]'s case caches.
+const NO_CASE: u32 = u32::MAX;
 
 /// How many owed additions are gathered before they are made ([`WhatifAgg::settle`]):
 /// 512 KiB of them (a few in the tests, which then settle often).
@@ -383,6 +392,52 @@ impl WhatifAgg {
         }
     }
 
+    /// [`WhatifAgg::add_numbered`] for a caller that numbered the pair itself: `pair`
+    /// is its number of (`protocol`, `cipher`), the same number for the same pair as
+    /// long as this aggregate counts (`None`: plain HTTP, neither is logged), as
+    /// [`crate::tls::TlsAgg::add_pair`] says it. A number met before gives the case at
+    /// once when no offer is logged (`report` counts each line in both).
+    pub fn add_numbered_as(
+        &mut self,
+        ids: &mut ClientIds,
+        (client, user_agent): (Option<&[u8]>, Option<&[u8]>),
+        pair: Option<u32>,
+        (protocol, cipher): (Option<&[u8]>, Option<&[u8]>),
+        offer: Option<&OfferFields<'_>>,
+    ) {
+        let Some(number) = pair else {
+            self.plain += 1;
+            return;
+        };
+        let known = match offer.filter(|o| o.logged()) {
+            Some(_) => None,
+            None => self
+                .caller_cases
+                .get(number as usize)
+                .copied()
+                .filter(|&c| c != NO_CASE),
+        };
+        let case = match known {
+            Some(case) => case,
+            None => {
+                let Some(case) = self.case_of(protocol, cipher, offer) else {
+                    return;
+                };
+                if offer.is_none_or(|o| !o.logged()) {
+                    let at = number as usize;
+                    if self.caller_cases.len() <= at {
+                        self.caller_cases.resize(at + 1, NO_CASE);
+                    }
+                    if let Some(c) = self.caller_cases.get_mut(at) {
+                        *c = case;
+                    }
+                }
+                case
+            }
+        };
+        ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case, 1);
+    }
+
     /// End a block counted by [`WhatifAgg::add_numbered`]: take what `ids` counted,
     /// with the names the merge may lack.
     pub fn seal_numbered(&mut self, ids: &mut ClientIds) {
@@ -413,7 +468,23 @@ impl WhatifAgg {
             }
             None => 0,
         };
-        Some(self.intern_case(pair, offer))
+        if offer != 0 {
+            return Some(self.intern_case(pair, offer));
+        }
+        if let Some(&case) = self.bare_cases.get(pair as usize) {
+            if case != NO_CASE {
+                return Some(case);
+            }
+        }
+        let case = self.intern_case(pair, 0);
+        let at = pair as usize;
+        if self.bare_cases.len() <= at {
+            self.bare_cases.resize(at + 1, NO_CASE);
+        }
+        if let Some(c) = self.bare_cases.get_mut(at) {
+            *c = case;
+        }
+        Some(case)
     }
 
     /// The workers are done: forget their numberings (the names they hold are copies).
@@ -2212,11 +2283,16 @@ mod tests {
     /// and an offer or none.
     type Line = (u8, u8, Option<u8>, Option<u8>);
 
-    const PAIRS: [(&str, &str); 4] = [
+    /// Logged pairs; the last three with an empty side (the last, both empty, is plain
+    /// HTTP as absent fields are).
+    const PAIRS: [(&str, &str); 7] = [
         ("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
         ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
         ("TLSv1", "ECDHE-RSA-AES256-SHA"),
         ("TLSv1.2", "AES128-SHA"),
+        ("", "AES128-SHA"),
+        ("TLSv1.2", ""),
+        ("", ""),
     ];
 
     /// Additions owed and settled (a few at a time, and many at once; places of up to
@@ -2267,7 +2343,13 @@ mod tests {
         assert_eq!(at_once.clients.len(), owed.clients.len());
     }
 
-    fn add_line(agg: &mut WhatifAgg, ids: Option<&mut ClientIds>, &(a, u, pair, offer): &Line) {
+    /// Count a line by key (`ids` none), by a worker's numbers, or by its numbers with
+    /// the pair numbered by a `TlsAgg` counting the same lines (as `report` does).
+    fn add_line(
+        agg: &mut WhatifAgg,
+        ids: Option<(&mut ClientIds, Option<&mut crate::tls::TlsAgg>)>,
+        &(a, u, pair, offer): &Line,
+    ) {
         // Some addresses longer than a numbering holds inline (names from
         // `HostnameLookups On`), some of 16 or 17 bytes (just in, just out).
         let addr = if a % 7 == 0 {
@@ -2293,9 +2375,14 @@ mod tests {
             version: None,
         });
         let ua = (u != 0).then_some(ua.as_bytes());
+        let addr = Some(addr.as_bytes());
         match ids {
-            Some(ids) => agg.add_numbered(ids, Some(addr.as_bytes()), ua, (p, c), offer.as_ref()),
-            None => agg.add_offered(Some(addr.as_bytes()), ua, p, c, offer.as_ref()),
+            Some((ids, Some(tls))) => {
+                let pair = tls.add_pair(addr, p, c);
+                agg.add_numbered_as(ids, (addr, ua), pair, (p, c), offer.as_ref());
+            }
+            Some((ids, None)) => agg.add_numbered(ids, addr, ua, (p, c), offer.as_ref()),
+            None => agg.add_offered(addr, ua, p, c, offer.as_ref()),
         }
     }
 
@@ -2306,13 +2393,15 @@ mod tests {
         /// counted by key give: any number of workers taking blocks in turn, blocks
         /// built ahead of the merge (so that names arrive before they are
         /// acknowledged), dropped blocks (their names come again with the next),
-        /// numberings that start over, and memory limits that sketch some clients.
+        /// numberings that start over, memory limits that sketch some clients, and
+        /// pairs numbered by a `TlsAgg` counting the same lines (`report`).
         #[test]
         fn numbered_blocks_merge_as_keyed_blocks(
             lines in proptest::collection::vec(
-                (0u8..40, 0u8..6, proptest::option::of(0u8..4), proptest::option::of(0u8..2)),
+                (0u8..40, 0u8..6, proptest::option::of(0u8..7), proptest::option::of(0u8..2)),
                 1..400,
             ),
+            via_tls in proptest::bool::ANY,
             block in 1usize..60,
             workers in 1usize..4,
             ahead in 0usize..4,
@@ -2339,9 +2428,10 @@ mod tests {
             for i in 0..blocks.len() {
                 while next_build < blocks.len() && next_build <= i + ahead {
                     let mut part = WhatifAgg::new();
+                    let mut tls = crate::tls::TlsAgg::new(crate::tls::CountMode::Requests);
                     let w = &mut ids[next_build % workers];
                     for l in blocks[next_build] {
-                        add_line(&mut part, Some(&mut *w), l);
+                        add_line(&mut part, Some((&mut *w, via_tls.then_some(&mut tls))), l);
                     }
                     part.seal_numbered(w);
                     built[next_build] = Some(part);

@@ -147,13 +147,13 @@ impl Job for ReportJob<'_> {
             let client = self.client.and_then(|i| rec.raw(i));
             let protocol = self.protocol.and_then(|i| rec.raw(i));
             let cipher = self.cipher.and_then(|i| rec.raw(i));
-            tls.add(client, protocol, cipher);
+            let pair = tls.add_pair(client, protocol, cipher);
             if self.whatif {
                 let ua = self.user_agent.and_then(|i| rec.value(i));
-                whatif.add_numbered(
+                whatif.add_numbered_as(
                     ids,
-                    client,
-                    ua.as_deref(),
+                    (client, ua.as_deref()),
+                    pair,
                     (protocol, cipher),
                     self.offer.read(rec).as_ref(),
                 );
