@@ -77,29 +77,34 @@ impl Trend {
 /// A [`Trend`] as a block counts it, line by line ([`TrendCounter::finish`] gives the
 /// trend). Lines come in time order, many in the same second, and periods start on
 /// whole seconds: the period of the last second looked up is kept, and each period's
-/// counts are a row indexed by protocol number, the few protocols told apart by their
-/// bytes packed in two words (looking a line's period up in the map and its protocol in
-/// the period's table was ~4.6 % of `report`'s instructions, issue 12).
+/// counts of the first [`DENSE`] protocols are a row indexed by protocol number, those
+/// protocols told apart by their bytes packed in two words (looking a line's period up
+/// in the map and its protocol in the period's table was ~4.6 % of `report`'s
+/// instructions, issue 12). Other protocols (a hostile log can log thousands) are
+/// counted per (period, protocol) met, so memory follows what the block holds.
 #[derive(Debug, Default)]
 pub struct TrendCounter {
     trend: Trend,
     /// The periods met, each with its number (its row in `counts`).
     periods: BTreeMap<PeriodKey, usize>,
-    /// Per period number, the requests per protocol number.
-    counts: Vec<Vec<u64>>,
+    /// Per period number, the requests of each protocol numbered below [`DENSE`].
+    counts: Vec<[u64; DENSE]>,
+    /// The requests of the other protocols, per (period, protocol) number.
+    sparse: FxHashMap<(usize, usize), u64>,
     /// The last second looked up and its period's number.
     last: Option<(i64, usize)>,
     /// Per protocol number, its bytes.
     protocols: Vec<Box<[u8]>>,
-    /// The first [`PACKED`] protocols of at most 16 bytes: length, packed bytes
-    /// ([`crate::arena::inline`]) and number.
+    /// The protocols numbered below [`DENSE`] that have at most 16 bytes: length,
+    /// packed bytes ([`crate::arena::inline`]) and number.
     packed: Vec<(usize, [u64; 2], usize)>,
     /// Every protocol's number.
     numbers: FxHashMap<Box<[u8]>, usize>,
 }
 
-/// How many protocols are looked up by their packed bytes before the map.
-const PACKED: usize = 8;
+/// How many protocols (the first met) have a column in each period's row, and are
+/// looked up by their packed bytes before the map.
+const DENSE: usize = 8;
 
 impl TrendCounter {
     /// Count one request of `protocol` at `at_us` (none: untimed); `key_of(µs)` names
@@ -122,20 +127,20 @@ impl TrendCounter {
                 let next = self.periods.len();
                 let p = *self.periods.entry(key).or_insert(next);
                 if p == next {
-                    self.counts.push(Vec::new());
+                    self.counts.push([0; DENSE]);
                 }
                 self.last = Some((second, p));
                 p
             }
         };
         let number = self.number(protocol);
-        if let Some(row) = self.counts.get_mut(period) {
-            if row.len() <= number {
-                row.resize(number + 1, 0);
-            }
-            if let Some(n) = row.get_mut(number) {
-                *n += 1;
-            }
+        match self
+            .counts
+            .get_mut(period)
+            .and_then(|row| row.get_mut(number))
+        {
+            Some(n) => *n += 1,
+            None => *self.sparse.entry((period, number)).or_default() += 1,
         }
     }
 
@@ -155,7 +160,7 @@ impl TrendCounter {
         self.protocols.push(protocol.into());
         self.numbers.insert(protocol.into(), n);
         if let Some(k) = packed {
-            if self.packed.len() < PACKED {
+            if n < DENSE {
                 self.packed.push((protocol.len(), k, n));
             }
         }
@@ -173,20 +178,32 @@ impl TrendCounter {
             mut trend,
             periods,
             counts,
+            sparse,
             protocols,
             ..
         } = self;
+        let mut keys: Vec<Option<PeriodKey>> = vec![None; periods.len()];
         for (key, p) in periods {
-            let row = counts.get(p).map(Vec::as_slice).unwrap_or_default();
-            let counted: FxHashMap<Box<[u8]>, u64> = row
-                .iter()
-                .zip(&protocols)
-                .filter(|(n, _)| **n > 0)
-                .map(|(n, name)| (name.clone(), *n))
-                .collect();
-            let period = trend.periods.entry(key).or_default();
-            for (name, n) in counted {
-                *period.entry(name).or_default() += n;
+            if let Some(k) = keys.get_mut(p) {
+                *k = Some(key);
+            }
+        }
+        let dense = counts.iter().enumerate().flat_map(|(period, row)| {
+            row.iter()
+                .enumerate()
+                .map(move |(number, &n)| ((period, number), n))
+        });
+        for ((period, number), n) in dense.chain(sparse) {
+            let (Some(Some(key)), Some(name)) = (keys.get(period), protocols.get(number)) else {
+                continue;
+            };
+            if n > 0 {
+                *trend
+                    .periods
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(name.clone())
+                    .or_default() += n;
             }
         }
         trend
@@ -253,6 +270,23 @@ mod tests {
             proptest::prop_assert_eq!(got_periods, want);
             proptest::prop_assert_eq!(got.untimed, untimed);
         }
+    }
+
+    /// A hostile block, a new protocol and a new period every line: what is held
+    /// grows with the lines, not with periods times protocols.
+    #[test]
+    fn memory_follows_the_pairs_met() {
+        let mut counter = TrendCounter::default();
+        let lines = 5_000;
+        for i in 0..lines {
+            let protocol = format!("junk-{i}");
+            counter.add(Some(i * 3_600_000_000), protocol.as_bytes(), key_of(3_600));
+        }
+        assert_eq!(counter.counts.len() as i64, lines);
+        assert_eq!(counter.sparse.len() as i64, lines - DENSE as i64);
+        let t = counter.finish();
+        assert_eq!(t.periods.len() as i64, lines);
+        assert!(t.periods.values().all(|p| p.len() == 1));
     }
 
     #[test]
