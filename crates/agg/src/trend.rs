@@ -77,7 +77,7 @@ impl Trend {
 /// A [`Trend`] as a block counts it, line by line ([`TrendCounter::finish`] gives the
 /// trend). Lines come in time order, many in the same second, and periods start on
 /// whole seconds: the period of the last second looked up is kept, and each period's
-/// counts of the first [`DENSE`] protocols are a row indexed by protocol number, those
+/// counts of the first eight protocols are a row indexed by protocol number, those
 /// protocols told apart by their bytes packed in two words (looking a line's period up
 /// in the map and its protocol in the period's table was ~4.6 % of `report`'s
 /// instructions, issue 12). Other protocols (a hostile log can log thousands) are

@@ -116,6 +116,17 @@ pub struct WhatifAgg {
 /// A case not known yet, in [`WhatifAgg`]'s case caches.
 const NO_CASE: u32 = u32::MAX;
 
+/// Note in a case cache that number `at` has case `case`.
+fn remember_case(cache: &mut Vec<u32>, at: u32, case: u32) {
+    let at = at as usize;
+    if cache.len() <= at {
+        cache.resize(at + 1, NO_CASE);
+    }
+    if let Some(c) = cache.get_mut(at) {
+        *c = case;
+    }
+}
+
 /// How many owed additions are gathered before they are made ([`WhatifAgg::settle`]):
 /// 512 KiB of them (a few in the tests, which then settle often).
 const OWED: usize = if cfg!(test) { 7 } else { 1 << 15 };
@@ -424,13 +435,7 @@ impl WhatifAgg {
                     return;
                 };
                 if offer.is_none_or(|o| !o.logged()) {
-                    let at = number as usize;
-                    if self.caller_cases.len() <= at {
-                        self.caller_cases.resize(at + 1, NO_CASE);
-                    }
-                    if let Some(c) = self.caller_cases.get_mut(at) {
-                        *c = case;
-                    }
+                    remember_case(&mut self.caller_cases, number, case);
                 }
                 case
             }
@@ -477,13 +482,7 @@ impl WhatifAgg {
             }
         }
         let case = self.intern_case(pair, 0);
-        let at = pair as usize;
-        if self.bare_cases.len() <= at {
-            self.bare_cases.resize(at + 1, NO_CASE);
-        }
-        if let Some(c) = self.bare_cases.get_mut(at) {
-            *c = case;
-        }
+        remember_case(&mut self.bare_cases, pair, case);
         Some(case)
     }
 
