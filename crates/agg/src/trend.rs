@@ -100,6 +100,9 @@ pub struct TrendCounter {
     packed: Vec<(usize, [u64; 2], usize)>,
     /// Every protocol's number.
     numbers: FxHashMap<Box<[u8]>, usize>,
+    /// Per number of the caller's ([`TrendCounter::add_as`]), the protocol's
+    /// (`usize::MAX`: not met yet).
+    by_caller: Vec<usize>,
 }
 
 /// How many protocols (the first met) have a column in each period's row, and are
@@ -114,6 +117,43 @@ impl TrendCounter {
         at_us: Option<i64>,
         protocol: &[u8],
         key_of: impl FnOnce(i64) -> PeriodKey,
+    ) {
+        self.count(at_us, key_of, |c| c.number(protocol));
+    }
+
+    /// [`TrendCounter::add`] for a caller that numbered the line already: `caller` is
+    /// its number for a value `protocol` is a function of (`report` passes the pair
+    /// number [`crate::tls::TlsAgg::add_pair`] gave), so a number met before names
+    /// the protocol without looking its bytes up.
+    pub fn add_as(
+        &mut self,
+        at_us: Option<i64>,
+        caller: u32,
+        protocol: &[u8],
+        key_of: impl FnOnce(i64) -> PeriodKey,
+    ) {
+        self.count(at_us, key_of, |c| {
+            let at = caller as usize;
+            if let Some(&n) = c.by_caller.get(at).filter(|&&n| n != usize::MAX) {
+                return n;
+            }
+            let n = c.number(protocol);
+            if c.by_caller.len() <= at {
+                c.by_caller.resize(at + 1, usize::MAX);
+            }
+            if let Some(slot) = c.by_caller.get_mut(at) {
+                *slot = n;
+            }
+            n
+        });
+    }
+
+    /// Count one timed request in its period, of the protocol `number` names.
+    fn count(
+        &mut self,
+        at_us: Option<i64>,
+        key_of: impl FnOnce(i64) -> PeriodKey,
+        number: impl FnOnce(&mut TrendCounter) -> usize,
     ) {
         let Some(at) = at_us else {
             self.trend.untimed += 1;
@@ -133,7 +173,7 @@ impl TrendCounter {
                 p
             }
         };
-        let number = self.number(protocol);
+        let number = number(self);
         match self
             .counts
             .get_mut(period)
@@ -227,7 +267,8 @@ mod tests {
 
     proptest::proptest! {
         /// The counter counts what a map of (period, protocol) counts, whatever the
-        /// order of the seconds and however many protocols (packed, long, empty) come.
+        /// order of the seconds and however many protocols (packed, long, empty) come,
+        /// by their bytes or by a caller's numbers.
         #[test]
         fn counts_as_a_map_counts(
             lines in proptest::collection::vec(
@@ -235,6 +276,7 @@ mod tests {
                 0..300,
             ),
             len in 1i64..7,
+            numbered in proptest::bool::ANY,
         ) {
             let names: Vec<Vec<u8>> = (0..14usize)
                 .map(|i| match i {
@@ -252,7 +294,12 @@ mod tests {
             for (second, protocol, micros) in &lines {
                 let name = &names[*protocol];
                 let at = second.map(|s| s * 1_000_000 + micros);
-                counter.add(at, name, &key);
+                if numbered {
+                    // The caller's numbers: sparse, one per protocol.
+                    counter.add_as(at, *protocol as u32 * 3 + 1, name, &key);
+                } else {
+                    counter.add(at, name, &key);
+                }
                 match at {
                     Some(at) => {
                         let k = key(at.div_euclid(1_000_000) * 1_000_000);

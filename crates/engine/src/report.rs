@@ -162,12 +162,11 @@ impl Job for ReportJob<'_> {
             if let Some(at) = at {
                 trend.seen(at);
             }
-            // The same rule as `TlsAgg::add`: no protocol and no cipher is plain HTTP.
-            let protocol = protocol.filter(|p| !p.is_empty());
-            if protocol.is_some() || cipher.is_some_and(|c| !c.is_empty()) {
-                trend.add(at, protocol.unwrap_or(b""), |s| {
-                    period_key(s, self.by, self.zone)
-                });
+            // Plain HTTP (no protocol and no cipher) has no pair and no place in the
+            // trend; the pair's number stands for its protocol.
+            if let Some(pair) = pair {
+                let protocol = protocol.unwrap_or(b"");
+                trend.add_as(at, pair, protocol, |s| period_key(s, self.by, self.zone));
             }
             if let Some(f) = &fields {
                 requests.push(f.request(rec));
