@@ -105,6 +105,35 @@ impl PairIndex {
     }
 }
 
+/// A value remembered per small number (a pair's, or a caller's number for one), each
+/// filled the first time it is needed: a lookup is one index, no hashing. Holds as many
+/// slots as the largest number met, which numbers given in first-seen order keep to
+/// the count of distinct values.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ByNumber(Vec<u32>);
+
+/// A slot of [`ByNumber`] not filled yet.
+const UNSET: u32 = u32::MAX;
+
+impl ByNumber {
+    /// The value of `number`, if filled.
+    #[inline]
+    pub(crate) fn get(&self, number: u32) -> Option<u32> {
+        self.0.get(number as usize).copied().filter(|&v| v != UNSET)
+    }
+
+    /// Fill `number` with `value` (below `u32::MAX`).
+    pub(crate) fn set(&mut self, number: u32, value: u32) {
+        let at = number as usize;
+        if self.0.len() <= at {
+            self.0.resize(at + 1, UNSET);
+        }
+        if let Some(v) = self.0.get_mut(at) {
+            *v = value;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,9 +100,8 @@ pub struct TrendCounter {
     packed: Vec<(usize, [u64; 2], usize)>,
     /// Every protocol's number.
     numbers: FxHashMap<Box<[u8]>, usize>,
-    /// Per number of the caller's ([`TrendCounter::add_as`]), the protocol's
-    /// (`usize::MAX`: not met yet).
-    by_caller: Vec<usize>,
+    /// Per number of the caller's ([`TrendCounter::add_as`]), the protocol's.
+    by_caller: crate::pairs::ByNumber,
 }
 
 /// How many protocols (the first met) have a column in each period's row, and are
@@ -133,17 +132,13 @@ impl TrendCounter {
         key_of: impl FnOnce(i64) -> PeriodKey,
     ) {
         self.count(at_us, key_of, |c| {
-            let at = caller as usize;
-            if let Some(&n) = c.by_caller.get(at).filter(|&&n| n != usize::MAX) {
-                return n;
+            if let Some(n) = c.by_caller.get(caller) {
+                return n as usize;
             }
             let n = c.number(protocol);
-            if c.by_caller.len() <= at {
-                c.by_caller.resize(at + 1, usize::MAX);
-            }
-            if let Some(slot) = c.by_caller.get_mut(at) {
-                *slot = n;
-            }
+            // Protocol numbers stay far below `u32::MAX` (at most a block's lines).
+            c.by_caller
+                .set(caller, u32::try_from(n).unwrap_or(u32::MAX - 1));
             n
         });
     }

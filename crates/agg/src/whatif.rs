@@ -18,7 +18,7 @@ use tlsgap_parser::lossless_text;
 use crate::distinct::{self, hash64, Budget, Estimate, Hll, RELATIVE_STANDARD_ERROR};
 use crate::lines::{LineStats, LinesReport};
 use crate::numbering::{ClientIds, Mirror, Numbered, Standing};
-use crate::pairs::{joined, PairIndex};
+use crate::pairs::{joined, ByNumber, PairIndex};
 use crate::rows::{Cell, CellType, Rows};
 use crate::tls::{ClientKey, InputReport};
 use crate::verdict::cipher_facts;
@@ -105,26 +105,11 @@ pub struct WhatifAgg {
     /// Requests merged blocks brought to exact entries, not added yet: (place, case,
     /// requests), in the order they came ([`WhatifAgg::settle`]).
     owed: Vec<(u32, u32, u64)>,
-    /// Per pair, its case when no offer is logged ([`NO_CASE`]: not known yet), and
-    /// per number of a caller's ([`WhatifAgg::add_numbered_as`]), the same: the case
-    /// of a line without a hash lookup (or, with the caller's number, without
-    /// interning the pair either).
-    bare_cases: Vec<u32>,
-    caller_cases: Vec<u32>,
-}
-
-/// A case not known yet, in [`WhatifAgg`]'s case caches.
-const NO_CASE: u32 = u32::MAX;
-
-/// Note in a case cache that number `at` has case `case`.
-fn remember_case(cache: &mut Vec<u32>, at: u32, case: u32) {
-    let at = at as usize;
-    if cache.len() <= at {
-        cache.resize(at + 1, NO_CASE);
-    }
-    if let Some(c) = cache.get_mut(at) {
-        *c = case;
-    }
+    /// Per pair, its case when no offer is logged, and per number of a caller's
+    /// ([`WhatifAgg::add_numbered_as`]), the same: the case of a line without a hash
+    /// lookup (or, with the caller's number, without interning the pair either).
+    bare_cases: ByNumber,
+    caller_cases: ByNumber,
 }
 
 /// How many owed additions are gathered before they are made ([`WhatifAgg::settle`]):
@@ -422,11 +407,7 @@ impl WhatifAgg {
         };
         let known = match offer.filter(|o| o.logged()) {
             Some(_) => None,
-            None => self
-                .caller_cases
-                .get(number as usize)
-                .copied()
-                .filter(|&c| c != NO_CASE),
+            None => self.caller_cases.get(number),
         };
         let case = match known {
             Some(case) => case,
@@ -435,7 +416,7 @@ impl WhatifAgg {
                     return;
                 };
                 if offer.is_none_or(|o| !o.logged()) {
-                    remember_case(&mut self.caller_cases, number, case);
+                    self.caller_cases.set(number, case);
                 }
                 case
             }
@@ -476,13 +457,11 @@ impl WhatifAgg {
         if offer != 0 {
             return Some(self.intern_case(pair, offer));
         }
-        if let Some(&case) = self.bare_cases.get(pair as usize) {
-            if case != NO_CASE {
-                return Some(case);
-            }
+        if let Some(case) = self.bare_cases.get(pair) {
+            return Some(case);
         }
         let case = self.intern_case(pair, 0);
-        remember_case(&mut self.bare_cases, pair, case);
+        self.bare_cases.set(pair, case);
         Some(case)
     }
 
