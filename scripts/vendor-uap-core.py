@@ -13,11 +13,11 @@ device_parsers) and writes them as compact JSON next to the uap-core licence:
 
 Usage: python3 scripts/vendor-uap-core.py   (needs PyYAML: pip install pyyaml)
 
-Then regenerate what each device and user-agent pattern needs (the classifier's
-prefilter, stored in crates/engine/data/uap-core/device-needs.json and ua-needs.json;
-a test fails until it is done):
+Then regenerate what each device, user-agent and spider pattern needs (the
+classifier's prefilter, stored in crates/engine/data/uap-core/device-needs.json,
+ua-needs.json and spider-needs.json; a test fails until it is done):
 
-    TLSGAP_WRITE_DEVICE_NEEDS=1 cargo test -p tlsgap-engine --lib stored_needs
+    TLSGAP_WRITE_DEVICE_NEEDS=1 cargo test -p tlsgap-engine --lib needs_are_those
 """
 
 import glob

@@ -48,15 +48,19 @@ const LIBRARY_FAMILIES: &[&str] = &[
 /// tablets), needed only when a User-Agent matches a spider pattern that comes after
 /// them, each is compiled only when a User-Agent contains what the pattern needs to
 /// match (see [`Classifier::kind`]): compiling them all was most of the cost of
-/// `whatif` and `report` on small logs (issue 12).
+/// `whatif` and `report` on small logs (issue 12). Every pattern, spiders included,
+/// is tried only on a User-Agent that holds what it needs: on the ~12 700 real
+/// User-Agents of uap-core's test resources, four patterns tried on nearly every one
+/// (long bot lists, "spider"/"crawl" in any case) were most of the time.
 pub struct Classifier {
     /// uap-core's user-agent patterns, each compiled on first need.
     families: Families,
-    /// The `Spider` device patterns that come first in the dataset, before any other.
-    leading_spiders: Vec<UapPattern>,
+    /// The `Spider` device patterns that come first in the dataset, before any other,
+    /// each with what it needs.
+    leading_spiders: Vec<(Need, UapPattern)>,
     /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one),
     /// each alone, with its place in the dataset, in dataset order.
-    later_spiders: Vec<(usize, UapPattern)>,
+    later_spiders: Vec<(usize, (Need, UapPattern))>,
     /// The other device patterns before the last later spider pattern, prepared on
     /// first need.
     earlier: std::cell::OnceCell<Vec<Earlier>>,
@@ -74,18 +78,50 @@ struct Earlier {
 }
 
 /// What a User-Agent must contain for a pattern to match: for every set here, one of
-/// its literals. The sets come from `regex-syntax`'s literal extraction (the one the
-/// `regex` crate's own prefilters rely on): the whole pattern's prefixes and suffixes,
-/// and, when the pattern is a sequence of parts, the prefixes of each tail of that
-/// sequence (any match contains a match of every tail, which starts with one of the
-/// tail's prefixes). Empty: nothing known (the pattern is always tried).
+/// its literals, compared without regard to ASCII case (the literals are kept in ASCII
+/// lower case and looked for in the User-Agent lowered the same way, [`Lowered`]: a
+/// case-insensitive word is then one literal, not its case variants). The sets come
+/// from `regex-syntax`'s literal extraction (the one the `regex` crate's own
+/// prefilters rely on), applied to the pattern and to its parts ([`need_sets`]).
+/// Empty: nothing known (the pattern is always tried).
 #[derive(Debug, Clone)]
 struct Need {
     sets: Vec<Vec<Vec<u8>>>,
-    /// Per set, a searcher per literal, built when the set is first checked (a search
-    /// built one per call, and each User-Agent checks many patterns' needs; sets never
-    /// reached, most device patterns' after the first, get none: 288 bytes each).
-    finders: Vec<std::cell::OnceCell<Vec<memchr::memmem::Finder<'static>>>>,
+    /// Per set, its searcher, built when the set is first checked (each User-Agent
+    /// checks many patterns' needs; sets never reached, most device patterns' after
+    /// the first, get none).
+    searchers: Vec<std::cell::OnceCell<SetSearch>>,
+}
+
+/// How one set of a [`Need`] is looked for.
+#[derive(Debug, Clone)]
+enum SetSearch {
+    /// A searcher per literal (a few literals).
+    Each(Vec<memchr::memmem::Finder<'static>>),
+    /// One pass for many literals (`None`: the automaton did not build; the set is
+    /// then taken as present).
+    All(Option<aho_corasick::AhoCorasick>),
+}
+
+impl SetSearch {
+    fn of(set: &[Vec<u8>]) -> SetSearch {
+        if set.len() <= FINDER_LITERALS {
+            return SetSearch::Each(
+                set.iter()
+                    .map(|l| memchr::memmem::Finder::new(l).into_owned())
+                    .collect(),
+            );
+        }
+        SetSearch::All(aho_corasick::AhoCorasick::new(set).ok())
+    }
+
+    fn found_in(&self, lowered: &[u8]) -> bool {
+        match self {
+            SetSearch::Each(finders) => finders.iter().any(|f| f.find(lowered).is_some()),
+            SetSearch::All(Some(ac)) => ac.is_match(lowered),
+            SetSearch::All(None) => true,
+        }
+    }
 }
 
 impl PartialEq for Need {
@@ -96,25 +132,38 @@ impl PartialEq for Need {
 
 impl Eq for Need {}
 
-/// At most this many sets are kept per pattern (the ones with the longest literals).
+/// At most this many sets are kept per pattern (the strongest ones).
 const NEED_SETS: usize = 4;
-/// Sets of more literals than this are left out.
+/// Sets of more literals than this, found by extraction, are left out.
 const MAX_NEED_LITERALS: usize = 32;
+/// A set made of one set per branch of an alternation may hold this many literals
+/// (the bot patterns list a hundred names or more).
+const MAX_UNION_LITERALS: usize = 512;
+/// Sets of up to this many literals are looked for one literal at a time.
+const FINDER_LITERALS: usize = 8;
+
+/// A User-Agent with its ASCII letters in lower case, as [`Need`]s are checked
+/// against it (made once per User-Agent).
+struct Lowered(Vec<u8>);
+
+impl Lowered {
+    fn of(user_agent: &str) -> Lowered {
+        Lowered(user_agent.as_bytes().to_ascii_lowercase())
+    }
+}
 
 impl Need {
     fn from_sets(sets: Vec<Vec<Vec<u8>>>) -> Need {
-        let finders = sets.iter().map(|_| std::cell::OnceCell::new()).collect();
-        Need { sets, finders }
+        let searchers = sets.iter().map(|_| std::cell::OnceCell::new()).collect();
+        Need { sets, searchers }
     }
 
-    /// From a device pattern as the dataset writes it (`ua-parser` compiles it after
-    /// turning `{0,N}`/`{1,N}` with N of three digits or more into `*`/`+`; literal
-    /// extraction reads only a repetition's minimum, so it gives the same sets: the
-    /// test `what_a_pattern_needs_survives_the_repetition_rewrite` checks it pattern
-    /// by pattern).
+    /// From a pattern as the dataset writes it (`ua-parser` compiles it after turning
+    /// `{0,N}`/`{1,N}` with N of three digits or more into `*`/`+`; literal extraction
+    /// reads only a repetition's minimum, so it gives the same sets: the test
+    /// `what_a_pattern_needs_survives_the_repetition_rewrite` checks it pattern by
+    /// pattern).
     fn of(regex: &str, ignore_case: bool) -> Need {
-        use regex_syntax::hir::literal::ExtractKind;
-        use regex_syntax::hir::{Hir, HirKind};
         let hir = regex_syntax::ParserBuilder::new()
             .case_insensitive(ignore_case)
             .build()
@@ -122,18 +171,79 @@ impl Need {
         let Ok(hir) = hir else {
             return Need::from_sets(Vec::new());
         };
-        let mut sets: Vec<Vec<Vec<u8>>> = Vec::new();
-        sets.extend(need_literals(&hir, ExtractKind::Prefix));
-        sets.extend(need_literals(&hir, ExtractKind::Suffix));
-        let mut top = &hir;
-        while let HirKind::Capture(c) = top.kind() {
-            top = &c.sub;
-        }
-        if let HirKind::Concat(parts) = top.kind() {
+        let mut sets = need_sets(&hir, 0);
+        // Strongest first: a User-Agent without any of them is turned away after one
+        // set.
+        sets.sort_by(|a, b| strength(a).cmp(&strength(b)).then_with(|| a.cmp(b)));
+        sets.dedup();
+        sets.truncate(NEED_SETS);
+        Need::from_sets(sets)
+    }
+
+    /// Whether the User-Agent holds one literal of every set from the `skip`-th on.
+    fn may_match_from(&self, skip: usize, ua: &Lowered) -> bool {
+        self.sets
+            .iter()
+            .zip(&self.searchers)
+            .skip(skip)
+            .all(|(set, search)| search.get_or_init(|| SetSearch::of(set)).found_in(&ua.0))
+    }
+
+    fn may_match(&self, ua: &Lowered) -> bool {
+        self.may_match_from(0, ua)
+    }
+}
+
+/// Browsers' User-Agents as most requests send them (lower case): a set with a
+/// literal found in one of them lets most User-Agents through.
+const EVERYDAY_USER_AGENTS: &[&str] = &[
+    "mozilla/5.0 (windows nt 10.0; win64; x64) applewebkit/537.36 (khtml, like gecko) chrome/120.0.0.0 safari/537.36 edg/120.0.0.0",
+    "mozilla/5.0 (iphone; cpu iphone os 17_1 like mac os x) applewebkit/605.1.15 (khtml, like gecko) version/17.1 mobile/15e148 safari/604.1",
+    "mozilla/5.0 (linux; android 14; sm-s918b) applewebkit/537.36 (khtml, like gecko) chrome/120.0.0.0 mobile safari/537.36",
+    "mozilla/5.0 (x11; linux x86_64; rv:121.0) gecko/20100101 firefox/121.0",
+    "mozilla/5.0 (macintosh; intel mac os x 10_15_7) applewebkit/605.1.15 (khtml, like gecko) version/17.1 safari/605.1.15",
+];
+
+/// How strong a set is, the strongest least: one whose literals are in no everyday
+/// browser's User-Agent first, then the longer its shortest literal (a literal of
+/// one or two bytes is in most User-Agents), then the fewer its literals.
+fn strength(set: &[Vec<u8>]) -> (bool, std::cmp::Reverse<usize>, usize) {
+    let everyday = set.iter().any(|l| {
+        EVERYDAY_USER_AGENTS
+            .iter()
+            .any(|ua| memchr::memmem::find(ua.as_bytes(), l).is_some())
+    });
+    let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
+    (everyday, std::cmp::Reverse(shortest), set.len())
+}
+
+/// Nesting deeper than this is not looked into (the dataset's patterns nest a few
+/// levels; a pattern written to nest deeper is tried whatever it needs).
+const MAX_NEED_DEPTH: usize = 16;
+
+/// Sets of literals of which every match of `hir` contains one, each set a condition
+/// on its own: the prefixes and suffixes of `hir` itself; what any part of a sequence
+/// needs, and the prefixes of each tail of the sequence (any match contains a match
+/// of every tail, which starts with one of the tail's prefixes); what a group or a
+/// repetition of at least one needs; for an alternation, the strongest set of every
+/// branch together (any match is a match of one branch).
+fn need_sets(hir: &regex_syntax::hir::Hir, depth: usize) -> Vec<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::ExtractKind;
+    use regex_syntax::hir::{Hir, HirKind};
+    let mut sets: Vec<Vec<Vec<u8>>> = Vec::new();
+    if depth > MAX_NEED_DEPTH {
+        return sets;
+    }
+    sets.extend(need_literals(hir, ExtractKind::Prefix));
+    sets.extend(need_literals(hir, ExtractKind::Suffix));
+    match hir.kind() {
+        HirKind::Capture(c) => sets.extend(need_sets(&c.sub, depth + 1)),
+        HirKind::Repetition(r) if r.min >= 1 => sets.extend(need_sets(&r.sub, depth + 1)),
+        HirKind::Concat(parts) => {
             // Tails that start where a run of literal parts starts (a tail that starts
             // inside a run needs less than the one at the run's start).
             let literal = |h: &Hir| matches!(h.kind(), HirKind::Literal(_) | HirKind::Class(_));
-            let mut previous_literal = true;
+            let mut previous_literal = parts.first().is_some_and(literal);
             for i in 1..parts.len() {
                 let Some(part) = parts.get(i) else { break };
                 let inside_run = literal(part) && previous_literal;
@@ -144,35 +254,48 @@ impl Need {
                 let tail = Hir::concat(parts.get(i..).unwrap_or_default().to_vec());
                 sets.extend(need_literals(&tail, ExtractKind::Prefix));
             }
+            for part in parts.iter().filter(|p| !literal(p)) {
+                sets.extend(need_sets(part, depth + 1));
+            }
         }
-        // Strongest first (longest shortest literal, then fewest literals): a User-Agent
-        // without any of them is turned away after one set.
-        let strength = |set: &Vec<Vec<u8>>| {
-            let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
-            (std::cmp::Reverse(shortest), set.len())
-        };
-        sets.sort_by_key(strength);
-        sets.dedup();
-        sets.truncate(NEED_SETS);
-        Need::from_sets(sets)
+        HirKind::Alternation(branches) => {
+            let mut union: Vec<Vec<u8>> = Vec::new();
+            for b in branches {
+                let Some(best) = need_sets(b, depth + 1)
+                    .into_iter()
+                    .min_by_key(|s| strength(s))
+                else {
+                    return sets;
+                };
+                union.extend(best);
+            }
+            let union = shortest_cover(union);
+            if union.len() <= MAX_UNION_LITERALS {
+                sets.push(union);
+            }
+        }
+        _ => {}
     }
-
-    fn may_match(&self, ua: &[u8]) -> bool {
-        self.sets.iter().zip(&self.finders).all(|(set, finders)| {
-            finders
-                .get_or_init(|| {
-                    set.iter()
-                        .map(|l| memchr::memmem::Finder::new(l).into_owned())
-                        .collect()
-                })
-                .iter()
-                .any(|f| f.find(ua).is_some())
-        })
-    }
+    sets
 }
 
-/// The literals of which every match of `hir` contains one, when they are a finite
-/// set without the empty string.
+/// The literals of `set` that contain no other literal of it, sorted: a User-Agent
+/// holds one of them exactly when it holds one of `set`.
+fn shortest_cover(mut set: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    set.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    set.dedup();
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    for l in set {
+        if !kept.iter().any(|k| memchr::memmem::find(&l, k).is_some()) {
+            kept.push(l);
+        }
+    }
+    kept.sort();
+    kept
+}
+
+/// The literals of which every match of `hir` contains one (in ASCII lower case),
+/// when they are a finite set without the empty string.
 fn need_literals(
     hir: &regex_syntax::hir::Hir,
     kind: regex_syntax::hir::literal::ExtractKind,
@@ -181,9 +304,7 @@ fn need_literals(
         .kind(kind)
         .extract(hir);
     let lits = seq.literals()?;
-    // A set of many literals (the case variants of a case-insensitive word) is a weak
-    // condition that costs many searches: left out.
-    if lits.len() > MAX_NEED_LITERALS || lits.iter().any(|l| l.as_bytes().is_empty()) {
+    if lits.iter().any(|l| l.as_bytes().is_empty()) {
         return None;
     }
     // Literals are kept as text (they are stored in `device-needs.json`): a set with
@@ -194,10 +315,13 @@ fn need_literals(
     {
         return None;
     }
-    let mut out: Vec<Vec<u8>> = lits.iter().map(|l| l.as_bytes().to_vec()).collect();
-    out.sort();
-    out.dedup();
-    Some(out)
+    let out = shortest_cover(
+        lits.iter()
+            .map(|l| l.as_bytes().to_ascii_lowercase())
+            .collect(),
+    );
+    // A set of many literals is a weak condition that costs many searches: left out.
+    (out.len() <= MAX_NEED_LITERALS).then_some(out)
 }
 
 fn is_spider(p: &ua_parser::device::Parser<'_>) -> bool {
@@ -263,10 +387,7 @@ fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Families {
             None => always.push(i),
         }
     }
-    let first_literals = aho_corasick::AhoCorasick::builder()
-        .match_kind(aho_corasick::MatchKind::Standard)
-        .build(&literals)
-        .ok();
+    let first_literals = aho_corasick::AhoCorasick::new(&literals).ok();
     if first_literals.is_none() {
         // Not reached (literals always build); then every pattern is tried.
         always = (0..patterns.len()).collect();
@@ -377,14 +498,25 @@ impl std::fmt::Debug for Classifier {
 
 const DATA: &str = include_str!("../data/uap-core/regexes.json");
 
-/// The spider pattern `p`, compiled, or the error that the dataset is broken.
-fn spider_pattern(p: &ua_parser::device::Parser<'_>) -> crate::Result<UapPattern> {
-    device_pattern(p).ok_or_else(|| {
+/// What each spider device pattern needs, stored like [`NEEDS`] (working it out took
+/// longer than the rest of building the classifier).
+const SPIDER_NEEDS: &str = include_str!("../data/uap-core/spider-needs.json");
+
+/// The spider pattern `p`, the `index`-th device pattern, compiled, with what it needs
+/// (as `stored` says), or the error that the dataset is broken.
+fn spider_pattern(
+    index: usize,
+    p: &ua_parser::device::Parser<'_>,
+    stored: &[StoredNeed],
+) -> crate::Result<(Need, UapPattern)> {
+    let compiled = device_pattern(p).ok_or_else(|| {
         crate::err!(
             "the User-Agent dataset: the spider pattern {:?} does not build",
             p.regex
         )
-    })
+    })?;
+    let need = stored_or_fresh(stored, index, &p.regex, p.regex_flag.is_some());
+    Ok((need, compiled))
 }
 
 /// The whole device set as `ua-parser` builds it (the tests' reference).
@@ -406,17 +538,18 @@ impl Classifier {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA)?;
         let families = families(regexes.user_agent_parsers);
         let mut parsers = regexes.device_parsers.into_iter().enumerate();
+        let stored: Vec<StoredNeed> = serde_json::from_str(SPIDER_NEEDS).unwrap_or_default();
         let mut leading = Vec::new();
         let mut later = Vec::new();
-        for (_, p) in parsers.by_ref() {
+        for (i, p) in parsers.by_ref() {
             if is_spider(&p) {
-                leading.push(spider_pattern(&p)?);
+                leading.push(spider_pattern(i, &p, &stored)?);
             } else {
                 break;
             }
         }
         for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
-            later.push((i, spider_pattern(&p)?));
+            later.push((i, spider_pattern(i, &p, &stored)?));
         }
         Ok(Classifier {
             families,
@@ -430,15 +563,18 @@ impl Classifier {
     /// that matches names it. A leading spider pattern matches: yes. No spider pattern
     /// matches: no. Only a later one does (the first of them at place `k`): an earlier
     /// pattern (a phone, a Kindle whose browser is "Silk") may match first, so those
-    /// before `k` are tried in order, each only if the User-Agent holds what it needs.
-    fn spider(&self, user_agent: &str) -> bool {
-        if self.leading_spiders.iter().any(|p| p.matches(user_agent)) {
+    /// before `k` are tried in order. Each pattern is tried only if the User-Agent
+    /// (`lowered`: the same, [`Lowered`]) holds what it needs.
+    fn spider(&self, user_agent: &str, lowered: &Lowered) -> bool {
+        let matches =
+            |(need, p): &(Need, UapPattern)| need.may_match(lowered) && p.matches(user_agent);
+        if self.leading_spiders.iter().any(matches) {
             return true;
         }
         let Some(k) = self
             .later_spiders
             .iter()
-            .find(|(_, e)| e.matches(user_agent))
+            .find(|(_, spider)| matches(spider))
             .map(|(i, _)| *i)
         else {
             return false;
@@ -446,7 +582,7 @@ impl Classifier {
         let last = self.later_spiders.last().map_or(0, |(i, _)| *i);
         let earlier = self.earlier.get_or_init(|| earlier_patterns(last));
         for e in earlier.iter().take_while(|e| e.index < k) {
-            if !e.need.may_match(user_agent.as_bytes()) {
+            if !e.need.may_match(lowered) {
                 continue;
             }
             let compiled = e.compiled.get_or_init(|| device_pattern(&e.parser));
@@ -465,13 +601,13 @@ impl Classifier {
 
     /// uap-core's user-agent family: that of the first pattern that matches. The
     /// patterns tried are those whose first needed literals the User-Agent holds (one
-    /// Aho-Corasick pass finds them) and those that need nothing, in dataset order, each
-    /// compiled on first need.
-    fn family(&self, user_agent: &str) -> Option<String> {
+    /// Aho-Corasick pass over `lowered` finds them) and those that need nothing, in
+    /// dataset order, each compiled on first need.
+    fn family(&self, user_agent: &str, lowered: &Lowered) -> Option<String> {
         let f = &self.families;
         let mut candidates: Vec<usize> = f.always.clone();
         if let Some(ac) = &f.first_literals {
-            for m in ac.find_overlapping_iter(user_agent) {
+            for m in ac.find_overlapping_iter(&lowered.0) {
                 if let Some(&i) = f.owner.get(m.pattern().as_usize()) {
                     candidates.push(i);
                 }
@@ -481,7 +617,8 @@ impl Classifier {
         candidates.dedup();
         for i in candidates {
             let Some(p) = f.patterns.get(i) else { continue };
-            if !p.need.may_match(user_agent.as_bytes()) {
+            // The first set is the one the automaton found.
+            if !p.need.may_match_from(1, lowered) {
                 continue;
             }
             let compiled = p.compiled.get_or_init(|| {
@@ -496,13 +633,14 @@ impl Classifier {
 
     /// The kind of client a User-Agent names.
     pub fn kind(&self, user_agent: &str) -> ClientKind {
-        let family = self.family(user_agent);
+        let lowered = Lowered::of(user_agent);
+        let family = self.family(user_agent, &lowered);
         if let Some(f) = &family {
             if LIBRARY_FAMILIES.iter().any(|l| l.eq_ignore_ascii_case(f)) {
                 return ClientKind::Library;
             }
         }
-        if self.spider(user_agent) {
+        if self.spider(user_agent, &lowered) {
             return ClientKind::Bot;
         }
         match family {
@@ -578,15 +716,195 @@ mod tests {
         ]
     }
 
-    /// Optionally, more User-Agents, one per line, from the file
-    /// `TLSGAP_TEST_USER_AGENTS` names (an ad-hoc check on a big log).
+    /// More User-Agents: the ~12 700 real ones of uap-core's test resources (the
+    /// browser list that `ua-parser`'s crate ships, read from cargo's copy of its
+    /// sources: User-Agents nobody here wrote, as old and odd as logs hold), and
+    /// optionally those of the file `TLSGAP_TEST_USER_AGENTS` names, one per line (an
+    /// ad-hoc check on a big log).
     fn extra_user_agents() -> Vec<String> {
-        std::env::var_os("TLSGAP_TEST_USER_AGENTS")
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .unwrap_or_default()
+        let mut uas = uap_core_test_user_agents();
+        assert!(uas.len() > 10_000, "{} User-Agents", uas.len());
+        if let Some(p) = std::env::var_os("TLSGAP_TEST_USER_AGENTS") {
+            let text = std::fs::read_to_string(p).unwrap();
+            uas.extend(text.lines().map(str::to_string));
+        }
+        uas
+    }
+
+    /// The User-Agents of `uap-core/test_resources/pgts_browser_list.txt` in the
+    /// `ua-parser` crate's sources (found by `cargo metadata`): tab-separated name,
+    /// version and User-Agent after a comment line.
+    fn uap_core_test_user_agents() -> Vec<String> {
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+        let version = std::process::Command::new(rustc)
+            .arg("-vV")
+            .output()
+            .unwrap();
+        let version = String::from_utf8(version.stdout).unwrap();
+        let host = version
             .lines()
+            .find_map(|l| l.strip_prefix("host: "))
+            .unwrap();
+        // One platform's packages: all of them would need some never downloaded.
+        let out = std::process::Command::new(env!("CARGO"))
+            .args(["metadata", "--format-version", "1", "--offline"])
+            .args(["--filter-platform", host])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let manifest = meta["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "ua-parser")
+            .and_then(|p| p["manifest_path"].as_str())
+            .unwrap()
+            .to_string();
+        let list = std::path::Path::new(&manifest)
+            .with_file_name("uap-core/test_resources/pgts_browser_list.txt");
+        let bytes = std::fs::read(&list).unwrap_or_else(|e| panic!("{}: {e}", list.display()));
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split('\t').nth(2))
+            .filter(|ua| !ua.is_empty())
             .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
             .collect()
+    }
+
+    /// What a pattern needs never turns away a User-Agent the pattern matches: random
+    /// patterns (literals, case-insensitive ones, classes, groups, alternations with
+    /// empty branches, optional and repeated parts, anchors, word boundaries) against
+    /// random User-Agents made of the same words in any case.
+    mod needs_are_sound {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn pattern() -> impl Strategy<Value = String> {
+            let leaf = prop_oneof![
+                Just("bot".to_string()),
+                Just("Bot".to_string()),
+                Just("spider".to_string()),
+                Just("a".to_string()),
+                Just("x-y".to_string()),
+                Just("[Bb]".to_string()),
+                Just("[a-z]".to_string()),
+                Just(r"\d".to_string()),
+                Just(r"\w{0,3}".to_string()),
+                Just(".".to_string()),
+                Just(" ".to_string()),
+            ];
+            leaf.prop_recursive(4, 24, 4, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 2..4).prop_map(|v| v.concat()),
+                    proptest::collection::vec(inner.clone(), 2..4)
+                        .prop_map(|v| format!("(?:{})", v.join("|"))),
+                    inner.clone().prop_map(|p| format!("(?:{p}|)")),
+                    inner.clone().prop_map(|p| format!("({p})")),
+                    inner.clone().prop_map(|p| format!("(?:{p})?")),
+                    inner.clone().prop_map(|p| format!("(?:{p})+")),
+                    inner.clone().prop_map(|p| format!("(?:{p}){{1,3}}")),
+                    inner.clone().prop_map(|p| format!(r"\b{p}\b")),
+                    inner.clone().prop_map(|p| format!("^.{{0,5}}?{p}")),
+                    inner.prop_map(|p| format!("{p}$")),
+                ]
+            })
+        }
+
+        fn user_agent() -> impl Strategy<Value = String> {
+            let word = prop_oneof![
+                Just("bot"),
+                Just("BOT"),
+                Just("Bot"),
+                Just("Spider"),
+                Just("spider"),
+                Just("a"),
+                Just("x-y"),
+                Just("X-Y"),
+                Just("7"),
+                Just(" "),
+                Just("ſ"),
+                Just("é"),
+            ];
+            proptest::collection::vec(word, 0..10).prop_map(|w| w.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(400))]
+            #[test]
+            fn a_matching_user_agent_is_never_turned_away(
+                re in pattern(),
+                ignore_case in any::<bool>(),
+                uas in proptest::collection::vec(user_agent(), 1..16),
+            ) {
+                let need = Need::of(&re, ignore_case);
+                prop_assert!(need.sets.iter().flatten().all(|l| !l.iter().any(u8::is_ascii_uppercase)));
+                let Some(compiled) = UapPattern::device(&re, ignore_case, None) else {
+                    return Ok(());
+                };
+                for ua in &uas {
+                    if compiled.matches(ua) {
+                        prop_assert!(need.may_match(&Lowered::of(ua)), "{re:?} {ignore_case} {ua:?} {:?}", need.sets);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Literals found inside parts, through an optional prefix, across the branches of
+    /// an alternation, without regard to case.
+    #[test]
+    fn needs_look_inside_the_pattern() {
+        let sets = |re: &str, ic: bool| -> Vec<Vec<String>> {
+            Need::of(re, ic)
+                .sets
+                .iter()
+                .map(|s| {
+                    s.iter()
+                        .map(|l| String::from_utf8_lossy(l).into_owned())
+                        .collect()
+                })
+                .collect()
+        };
+        let has = |re: &str, ic: bool, want: &[&str]| {
+            let got = sets(re, ic);
+            assert!(got.iter().any(|s| s == want), "{re}: {got:?}");
+        };
+        // A literal after an optional part (the whole pattern's prefixes are not
+        // finite).
+        has(
+            "(?:[a-zA-Z]{1,30}-|)Googlebot(?:-[a-zA-Z]{1,30}|)",
+            false,
+            &["googlebot"],
+        );
+        // One set per branch of an alternation, the strongest of each.
+        // (The alternation's own prefixes are not finite.)
+        has(
+            r"(FooBot|[a-z]{1,3}Crawler|^Baz)/(\d+)",
+            false,
+            &["baz", "crawler", "foobot"],
+        );
+        // A literal inside a group inside the sequence.
+        has(r"^.{0,200}?(x[^C][^U][Bb]ot)\b", false, &["bot"]);
+        // Case-insensitive: one literal, not its case variants.
+        has("spider", true, &["spider", "\u{17f}pider"]);
+        // A set with a word in everyday browsers' User-Agents comes after one without.
+        let got = sets("(?:Android|iPhone).{0,30}(?:YRSpider|Yeti-Mobile)", false);
+        assert_eq!(
+            got.first().map(Vec::as_slice),
+            Some(&["yeti-mobile".to_string(), "yrspider".to_string()][..]),
+            "{got:?}"
+        );
+        // Nothing needed: always tried.
+        assert!(sets("(?:a|)[0-9]*", false).is_empty());
     }
 
     /// The spider check without the phone and tablet patterns gives uap-core's own
@@ -631,9 +949,9 @@ mod tests {
         let mut lazy_needed = 0;
         for ua in &uas {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
-            assert_eq!(c.spider(ua), want, "{ua}");
-            if !c.leading_spiders.iter().any(|p| p.matches(ua))
-                && c.later_spiders.iter().any(|(_, e)| e.matches(ua))
+            assert_eq!(c.spider(ua, &Lowered::of(ua)), want, "{ua}");
+            if !c.leading_spiders.iter().any(|(_, p)| p.matches(ua))
+                && c.later_spiders.iter().any(|(_, (_, e))| e.matches(ua))
             {
                 lazy_needed += 1;
             }
@@ -664,6 +982,59 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
+    /// The needs stored in `data/uap-core/<file>` (read into the binary as `stored`)
+    /// are `want`; `TLSGAP_WRITE_DEVICE_NEEDS=1` rewrites the file first (after a
+    /// dataset update, or a change to [`Need::of`]).
+    fn check_stored(file: &str, stored: &str, want: &[StoredNeed]) {
+        let path = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+        )
+        .join("data/uap-core")
+        .join(file);
+        if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
+            write_needs(&path, want);
+        }
+        let stored: Vec<StoredNeed> = serde_json::from_str(stored).unwrap();
+        let again = "rerun with TLSGAP_WRITE_DEVICE_NEEDS=1";
+        assert_eq!(stored.len(), want.len(), "{}: {again}", path.display());
+        for (s, w) in stored.iter().zip(want) {
+            assert_eq!(s, w, "{}: {again}", path.display());
+        }
+    }
+
+    /// The stored needs of the spider patterns are those of the vendored dataset, and
+    /// the classifier reads them.
+    #[test]
+    fn stored_spider_needs_are_those_of_the_dataset() {
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let spiders = || regexes.device_parsers.iter().filter(|p| is_spider(p));
+        let want = needs_to_store(
+            regexes
+                .device_parsers
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| is_spider(p))
+                .map(|(i, p)| (i, p.regex.as_ref(), p.regex_flag.is_some())),
+        );
+        check_stored("spider-needs.json", SPIDER_NEEDS, &want);
+        let c = Classifier::new().unwrap();
+        let needs = c
+            .leading_spiders
+            .iter()
+            .chain(c.later_spiders.iter().map(|(_, s)| s))
+            .map(|(need, _)| need);
+        assert_eq!(needs.clone().count(), spiders().count());
+        for (need, p) in needs.zip(spiders()) {
+            assert_eq!(
+                *need,
+                Need::of(&p.regex, p.regex_flag.is_some()),
+                "{}",
+                p.regex
+            );
+        }
+    }
+
     /// The stored needs of the user-agent patterns are those of the vendored dataset
     /// (`TLSGAP_WRITE_DEVICE_NEEDS=1` rewrites the file too).
     #[test]
@@ -676,21 +1047,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, p)| (i, p.regex.as_ref(), false)),
         );
-        let path = std::path::PathBuf::from(
-            std::env::var_os("CARGO_MANIFEST_DIR")
-                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
-        )
-        .join("data/uap-core/ua-needs.json");
-        if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
-            write_needs(&path, &want);
-        }
-        let stored: Vec<StoredNeed> = serde_json::from_str(UA_NEEDS).unwrap();
-        assert_eq!(
-            stored,
-            want,
-            "{}: rerun with TLSGAP_WRITE_DEVICE_NEEDS=1",
-            path.display()
-        );
+        check_stored("ua-needs.json", UA_NEEDS, &want);
         for (f, p) in families(
             serde_json::from_str::<ua_parser::Regexes<'static>>(DATA)
                 .unwrap()
@@ -733,7 +1090,7 @@ mod tests {
         let agree = |uas: &[String]| {
             for ua in uas {
                 let want = all.extract(ua).map(|v| v.family.to_string());
-                assert_eq!(c.family(ua), want, "{ua}");
+                assert_eq!(c.family(ua, &Lowered::of(ua)), want, "{ua}");
             }
         };
         agree(&uas);
@@ -754,25 +1111,7 @@ mod tests {
     #[test]
     fn stored_needs_are_those_of_the_dataset() {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
-        let want = stored_needs(&regexes);
-        let path = std::path::PathBuf::from(
-            std::env::var_os("CARGO_MANIFEST_DIR")
-                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
-        )
-        .join("data/uap-core/device-needs.json");
-        if std::env::var_os("TLSGAP_WRITE_DEVICE_NEEDS").is_some() {
-            write_needs(&path, &want);
-        }
-        let stored: Vec<StoredNeed> = serde_json::from_str(NEEDS).unwrap();
-        assert_eq!(stored.len(), want.len());
-        for (s, w) in stored.iter().zip(&want) {
-            assert_eq!(
-                s,
-                w,
-                "{}: rerun with TLSGAP_WRITE_DEVICE_NEEDS=1",
-                path.display()
-            );
-        }
+        check_stored("device-needs.json", NEEDS, &stored_needs(&regexes));
         // Every pattern decoded from the file needs what it needs.
         let last = regexes.device_parsers.iter().rposition(is_spider).unwrap();
         for e in earlier_patterns(last) {
