@@ -54,16 +54,108 @@ const LIBRARY_FAMILIES: &[&str] = &[
 /// (long bot lists, "spider"/"crawl" in any case) were most of the time.
 pub struct Classifier {
     /// uap-core's user-agent patterns, each compiled on first need.
-    families: Families,
-    /// The `Spider` device patterns that come first in the dataset, before any other,
-    /// each with what it needs.
-    leading_spiders: Vec<(Need, UapPattern)>,
-    /// The other `Spider` device patterns (the generic "bot|crawl|spider|..." one),
-    /// each alone, with its place in the dataset, in dataset order.
-    later_spiders: Vec<(usize, (Need, UapPattern))>,
+    families: Prefiltered<Family>,
+    /// The `Spider` device patterns, in dataset order: a few that come first in the
+    /// dataset, before any other ("leading"), and the later ones (the generic
+    /// "bot|crawl|spider|..." one).
+    spiders: Prefiltered<Spider>,
     /// The other device patterns before the last later spider pattern, prepared on
     /// first need.
-    earlier: std::cell::OnceCell<Vec<Earlier>>,
+    earlier: std::cell::OnceCell<Prefiltered<Earlier>>,
+}
+
+/// A `Spider` device pattern.
+struct Spider {
+    /// Its place in the dataset.
+    index: usize,
+    /// Whether it comes before any other device pattern.
+    leading: bool,
+    need: Need,
+    pattern: UapPattern,
+}
+
+/// A pattern with what a User-Agent must hold for it to match.
+trait Needing {
+    fn need(&self) -> &Need;
+}
+
+impl Needing for Spider {
+    fn need(&self) -> &Need {
+        &self.need
+    }
+}
+
+impl Needing for Family {
+    fn need(&self) -> &Need {
+        &self.need
+    }
+}
+
+impl Needing for Earlier {
+    fn need(&self) -> &Need {
+        &self.need
+    }
+}
+
+/// Patterns in dataset order, and one automaton over the first needed set of literals
+/// of every pattern: the patterns a User-Agent may match are found in one pass over it.
+struct Prefiltered<T> {
+    patterns: Vec<T>,
+    /// The first needed set of every pattern that has one, all literals together.
+    first_literals: Option<aho_corasick::AhoCorasick>,
+    /// For each literal of `first_literals`, its pattern.
+    owner: Vec<usize>,
+    /// The patterns that need nothing known: always tried.
+    always: Vec<usize>,
+}
+
+impl<T: Needing> Prefiltered<T> {
+    fn new(patterns: Vec<T>) -> Prefiltered<T> {
+        let mut literals: Vec<&[u8]> = Vec::new();
+        let mut owner = Vec::new();
+        let mut always = Vec::new();
+        for (i, p) in patterns.iter().enumerate() {
+            match p.need().sets.first() {
+                Some(set) => {
+                    for l in set {
+                        literals.push(l);
+                        owner.push(i);
+                    }
+                }
+                None => always.push(i),
+            }
+        }
+        let first_literals = aho_corasick::AhoCorasick::new(&literals).ok();
+        if first_literals.is_none() {
+            // Not reached (literals always build); then every pattern is tried.
+            always = (0..patterns.len()).collect();
+        }
+        Prefiltered {
+            patterns,
+            first_literals,
+            owner,
+            always,
+        }
+    }
+
+    /// The patterns whose needs `lowered` ([`Lowered`]) holds, in dataset order.
+    fn candidates<'a>(&'a self, lowered: &'a Lowered) -> impl Iterator<Item = &'a T> + 'a {
+        let mut candidates: Vec<usize> = self.always.clone();
+        if let Some(ac) = &self.first_literals {
+            for m in ac.find_overlapping_iter(&lowered.0) {
+                if let Some(&i) = self.owner.get(m.pattern().as_usize()) {
+                    candidates.push(i);
+                }
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .filter_map(|i| self.patterns.get(i))
+            // The first set is the one the automaton found.
+            .filter(|p| p.need().may_match_from(1, lowered))
+    }
 }
 
 /// A device pattern that is not a spider's, before a later spider pattern.
@@ -189,6 +281,8 @@ impl Need {
             .all(|(set, search)| search.get_or_init(|| SetSearch::of(set)).found_in(&ua.0))
     }
 
+    /// Whether the User-Agent holds one literal of every set.
+    #[cfg(test)]
     fn may_match(&self, ua: &Lowered) -> bool {
         self.may_match_from(0, ua)
     }
@@ -348,21 +442,9 @@ struct Family {
 /// What each user-agent pattern needs ([`Need::of`]), stored like [`NEEDS`].
 const UA_NEEDS: &str = include_str!("../data/uap-core/ua-needs.json");
 
-/// The user-agent patterns, and an automaton over the first set of literals each needs.
-struct Families {
-    /// In dataset order.
-    patterns: Vec<Family>,
-    /// The first needed set of every pattern that has one, all literals together.
-    first_literals: Option<aho_corasick::AhoCorasick>,
-    /// For each literal of `first_literals`, its pattern.
-    owner: Vec<usize>,
-    /// The patterns that need nothing known: always tried.
-    always: Vec<usize>,
-}
-
 /// The user-agent patterns in dataset order, with their stored needs (a pattern that
 /// differs from the stored one is worked out afresh).
-fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Families {
+fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Prefiltered<Family> {
     let stored: Vec<StoredNeed> = serde_json::from_str(UA_NEEDS).unwrap_or_default();
     let patterns: Vec<Family> = parsers
         .into_iter()
@@ -373,31 +455,7 @@ fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Families {
             compiled: std::cell::OnceCell::new(),
         })
         .collect();
-    let mut literals: Vec<&[u8]> = Vec::new();
-    let mut owner = Vec::new();
-    let mut always = Vec::new();
-    for (i, p) in patterns.iter().enumerate() {
-        match p.need.sets.first() {
-            Some(set) => {
-                for l in set {
-                    literals.push(l);
-                    owner.push(i);
-                }
-            }
-            None => always.push(i),
-        }
-    }
-    let first_literals = aho_corasick::AhoCorasick::new(&literals).ok();
-    if first_literals.is_none() {
-        // Not reached (literals always build); then every pattern is tried.
-        always = (0..patterns.len()).collect();
-    }
-    Families {
-        patterns,
-        first_literals,
-        owner,
-        always,
-    }
+    Prefiltered::new(patterns)
 }
 
 /// The stored need of the pattern at `index` when its text is `regex`, else worked out.
@@ -506,17 +564,23 @@ const SPIDER_NEEDS: &str = include_str!("../data/uap-core/spider-needs.json");
 /// (as `stored` says), or the error that the dataset is broken.
 fn spider_pattern(
     index: usize,
+    leading: bool,
     p: &ua_parser::device::Parser<'_>,
     stored: &[StoredNeed],
-) -> crate::Result<(Need, UapPattern)> {
-    let compiled = device_pattern(p).ok_or_else(|| {
+) -> crate::Result<Spider> {
+    let pattern = device_pattern(p).ok_or_else(|| {
         crate::err!(
             "the User-Agent dataset: the spider pattern {:?} does not build",
             p.regex
         )
     })?;
     let need = stored_or_fresh(stored, index, &p.regex, p.regex_flag.is_some());
-    Ok((need, compiled))
+    Ok(Spider {
+        index,
+        leading,
+        need,
+        pattern,
+    })
 }
 
 /// The whole device set as `ua-parser` builds it (the tests' reference).
@@ -539,22 +603,20 @@ impl Classifier {
         let families = families(regexes.user_agent_parsers);
         let mut parsers = regexes.device_parsers.into_iter().enumerate();
         let stored: Vec<StoredNeed> = serde_json::from_str(SPIDER_NEEDS).unwrap_or_default();
-        let mut leading = Vec::new();
-        let mut later = Vec::new();
+        let mut spiders = Vec::new();
         for (i, p) in parsers.by_ref() {
             if is_spider(&p) {
-                leading.push(spider_pattern(i, &p, &stored)?);
+                spiders.push(spider_pattern(i, true, &p, &stored)?);
             } else {
                 break;
             }
         }
         for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
-            later.push((i, spider_pattern(i, &p, &stored)?));
+            spiders.push(spider_pattern(i, false, &p, &stored)?);
         }
         Ok(Classifier {
             families,
-            leading_spiders: leading,
-            later_spiders: later,
+            spiders: Prefiltered::new(spiders),
             earlier: std::cell::OnceCell::new(),
         })
     }
@@ -566,25 +628,22 @@ impl Classifier {
     /// before `k` are tried in order. Each pattern is tried only if the User-Agent
     /// (`lowered`: the same, [`Lowered`]) holds what it needs.
     fn spider(&self, user_agent: &str, lowered: &Lowered) -> bool {
-        let matches =
-            |(need, p): &(Need, UapPattern)| need.may_match(lowered) && p.matches(user_agent);
-        if self.leading_spiders.iter().any(matches) {
-            return true;
-        }
-        let Some(k) = self
-            .later_spiders
-            .iter()
-            .find(|(_, spider)| matches(spider))
-            .map(|(i, _)| *i)
-        else {
-            return false;
+        // The first spider pattern that matches, in dataset order (a leading one, if
+        // any matches, comes before every later one).
+        let first = self
+            .spiders
+            .candidates(lowered)
+            .find(|s| s.pattern.matches(user_agent));
+        let k = match first {
+            None => return false,
+            Some(s) if s.leading => return true,
+            Some(s) => s.index,
         };
-        let last = self.later_spiders.last().map_or(0, |(i, _)| *i);
-        let earlier = self.earlier.get_or_init(|| earlier_patterns(last));
-        for e in earlier.iter().take_while(|e| e.index < k) {
-            if !e.need.may_match(lowered) {
-                continue;
-            }
+        let earlier = self.earlier.get_or_init(|| {
+            let last = self.spiders.patterns.last().map_or(0, |s| s.index);
+            Prefiltered::new(earlier_patterns(last))
+        });
+        for e in earlier.candidates(lowered).take_while(|e| e.index < k) {
             let compiled = e.compiled.get_or_init(|| device_pattern(&e.parser));
             match compiled {
                 Some(d) => {
@@ -604,23 +663,7 @@ impl Classifier {
     /// Aho-Corasick pass over `lowered` finds them) and those that need nothing, in
     /// dataset order, each compiled on first need.
     fn family(&self, user_agent: &str, lowered: &Lowered) -> Option<String> {
-        let f = &self.families;
-        let mut candidates: Vec<usize> = f.always.clone();
-        if let Some(ac) = &f.first_literals {
-            for m in ac.find_overlapping_iter(&lowered.0) {
-                if let Some(&i) = f.owner.get(m.pattern().as_usize()) {
-                    candidates.push(i);
-                }
-            }
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        for i in candidates {
-            let Some(p) = f.patterns.get(i) else { continue };
-            // The first set is the one the automaton found.
-            if !p.need.may_match_from(1, lowered) {
-                continue;
-            }
+        for p in self.families.candidates(lowered) {
             let compiled = p.compiled.get_or_init(|| {
                 UapPattern::family(&p.parser.regex, p.parser.family_replacement.as_deref())
             });
@@ -950,8 +993,9 @@ mod tests {
         for ua in &uas {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
             assert_eq!(c.spider(ua, &Lowered::of(ua)), want, "{ua}");
-            if !c.leading_spiders.iter().any(|(_, p)| p.matches(ua))
-                && c.later_spiders.iter().any(|(_, (_, e))| e.matches(ua))
+            let spiders = &c.spiders.patterns;
+            if !spiders.iter().any(|s| s.leading && s.pattern.matches(ua))
+                && spiders.iter().any(|s| !s.leading && s.pattern.matches(ua))
             {
                 lazy_needed += 1;
             }
@@ -959,7 +1003,7 @@ mod tests {
         // The order case is exercised (the Kindle at least).
         assert!(lazy_needed >= 1);
         // The prefilter spared compiling most earlier patterns.
-        let earlier = c.earlier.get().unwrap();
+        let earlier = &c.earlier.get().unwrap().patterns;
         let compiled = earlier
             .iter()
             .filter(|e| e.compiled.get().is_some())
@@ -1019,20 +1063,27 @@ mod tests {
         );
         check_stored("spider-needs.json", SPIDER_NEEDS, &want);
         let c = Classifier::new().unwrap();
-        let needs = c
-            .leading_spiders
-            .iter()
-            .chain(c.later_spiders.iter().map(|(_, s)| s))
-            .map(|(need, _)| need);
-        assert_eq!(needs.clone().count(), spiders().count());
-        for (need, p) in needs.zip(spiders()) {
+        let got = &c.spiders.patterns;
+        assert_eq!(got.len(), spiders().count());
+        for (s, p) in got.iter().zip(spiders()) {
             assert_eq!(
-                *need,
+                s.need,
                 Need::of(&p.regex, p.regex_flag.is_some()),
                 "{}",
                 p.regex
             );
         }
+        // The leading ones are those before any other device pattern.
+        let leading = regexes
+            .device_parsers
+            .iter()
+            .take_while(|p| is_spider(p))
+            .count();
+        assert!(leading > 0 && leading < got.len());
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, s)| s.leading == (i < leading)));
     }
 
     /// The stored needs of the user-agent patterns are those of the vendored dataset
