@@ -43,11 +43,11 @@ const LIBRARY_FAMILIES: &[&str] = &[
     "Wget2",
 ];
 
-/// A User-Agent classifier. Building it compiles uap-core's user-agent patterns and
-/// its few `Spider` device patterns; of the other ~620 device patterns (phones,
-/// tablets), needed only when a User-Agent matches a spider pattern that comes after
-/// them, each is compiled only when a User-Agent contains what the pattern needs to
-/// match (see [`Classifier::kind`]): compiling them all was most of the cost of
+/// A User-Agent classifier. Building it reads uap-core's user-agent patterns and its
+/// few `Spider` device patterns, each compiled when first tried; of the other ~620
+/// device patterns (phones, tablets), needed only when a User-Agent matches a spider
+/// pattern that comes after them, each is compiled only when a User-Agent contains
+/// what the pattern needs to match (see [`Classifier::kind`]): compiling them all was most of the cost of
 /// `whatif` and `report` on small logs (issue 12). Every pattern, spiders included,
 /// is tried only on a User-Agent that holds what it needs: on the ~12 700 real
 /// User-Agents of uap-core's test resources, four patterns tried on nearly every one
@@ -71,7 +71,20 @@ struct Spider {
     /// Whether it comes before any other device pattern.
     leading: bool,
     need: Need,
-    pattern: UapPattern,
+    parser: ua_parser::device::Parser<'static>,
+    /// The pattern, compiled on first need (most User-Agents need no spider pattern
+    /// tried, and compiling the seven was a third of a one-line `whatif`; `None`: it
+    /// does not build, and matches nothing: not reached, the tests build them all).
+    compiled: std::cell::OnceCell<Option<UapPattern>>,
+}
+
+impl Spider {
+    fn matches(&self, user_agent: &str) -> bool {
+        self.compiled
+            .get_or_init(|| device_pattern(&self.parser))
+            .as_ref()
+            .is_some_and(|p| p.matches(user_agent))
+    }
 }
 
 /// A pattern with what a User-Agent must hold for it to match.
@@ -560,27 +573,21 @@ const DATA: &str = include_str!("../data/uap-core/regexes.json");
 /// longer than the rest of building the classifier).
 const SPIDER_NEEDS: &str = include_str!("../data/uap-core/spider-needs.json");
 
-/// The spider pattern `p`, the `index`-th device pattern, compiled, with what it needs
-/// (as `stored` says), or the error that the dataset is broken.
+/// The spider pattern `p`, the `index`-th device pattern, with what it needs (as
+/// `stored` says).
 fn spider_pattern(
     index: usize,
     leading: bool,
-    p: &ua_parser::device::Parser<'_>,
+    p: ua_parser::device::Parser<'static>,
     stored: &[StoredNeed],
-) -> crate::Result<Spider> {
-    let pattern = device_pattern(p).ok_or_else(|| {
-        crate::err!(
-            "the User-Agent dataset: the spider pattern {:?} does not build",
-            p.regex
-        )
-    })?;
-    let need = stored_or_fresh(stored, index, &p.regex, p.regex_flag.is_some());
-    Ok(Spider {
+) -> Spider {
+    Spider {
         index,
         leading,
-        need,
-        pattern,
-    })
+        need: stored_or_fresh(stored, index, &p.regex, p.regex_flag.is_some()),
+        parser: p,
+        compiled: std::cell::OnceCell::new(),
+    }
 }
 
 /// The whole device set as `ua-parser` builds it (the tests' reference).
@@ -606,13 +613,13 @@ impl Classifier {
         let mut spiders = Vec::new();
         for (i, p) in parsers.by_ref() {
             if is_spider(&p) {
-                spiders.push(spider_pattern(i, true, &p, &stored)?);
+                spiders.push(spider_pattern(i, true, p, &stored));
             } else {
                 break;
             }
         }
         for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
-            spiders.push(spider_pattern(i, false, &p, &stored)?);
+            spiders.push(spider_pattern(i, false, p, &stored));
         }
         Ok(Classifier {
             families,
@@ -633,7 +640,7 @@ impl Classifier {
         let first = self
             .spiders
             .candidates(lowered)
-            .find(|s| s.pattern.matches(user_agent));
+            .find(|s| s.matches(user_agent));
         let k = match first {
             None => return false,
             Some(s) if s.leading => return true,
@@ -994,8 +1001,8 @@ mod tests {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
             assert_eq!(c.spider(ua, &Lowered::of(ua)), want, "{ua}");
             let spiders = &c.spiders.patterns;
-            if !spiders.iter().any(|s| s.leading && s.pattern.matches(ua))
-                && spiders.iter().any(|s| !s.leading && s.pattern.matches(ua))
+            if !spiders.iter().any(|s| s.leading && s.matches(ua))
+                && spiders.iter().any(|s| !s.leading && s.matches(ua))
             {
                 lazy_needed += 1;
             }
@@ -1084,6 +1091,8 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, s)| s.leading == (i < leading)));
+        // Each builds (compiled on first need, one that did not would match nothing).
+        assert!(got.iter().all(|s| device_pattern(&s.parser).is_some()));
     }
 
     /// The stored needs of the user-agent patterns are those of the vendored dataset
