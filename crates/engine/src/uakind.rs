@@ -54,14 +54,16 @@ const LIBRARY_FAMILIES: &[&str] = &[
 /// (long bot lists, "spider"/"crawl" in any case) were most of the time.
 pub struct Classifier {
     /// uap-core's user-agent patterns, each compiled on first need.
-    families: Prefiltered<Family>,
+    families: Vec<Family>,
     /// The `Spider` device patterns, in dataset order: a few that come first in the
     /// dataset, before any other ("leading"), and the later ones (the generic
     /// "bot|crawl|spider|..." one).
-    spiders: Prefiltered<Spider>,
-    /// The other device patterns before the last later spider pattern, prepared on
-    /// first need.
-    earlier: std::cell::OnceCell<Prefiltered<Earlier>>,
+    spiders: Vec<Spider>,
+    /// The first needed literals of `families` (list 0) and `spiders` (list 1).
+    first: FirstLiterals,
+    /// The other device patterns before the last later spider pattern, with their
+    /// first needed literals, prepared on first need.
+    earlier: std::cell::OnceCell<(Vec<Earlier>, FirstLiterals)>,
 }
 
 /// A `Spider` device pattern.
@@ -92,6 +94,11 @@ trait Needing {
     fn need(&self) -> &Need;
 }
 
+/// What each of `patterns` needs.
+fn needs<T: Needing>(patterns: &[T]) -> Vec<&Need> {
+    patterns.iter().map(Needing::need).collect()
+}
+
 impl Needing for Spider {
     fn need(&self) -> &Need {
         &self.need
@@ -110,65 +117,90 @@ impl Needing for Earlier {
     }
 }
 
-/// Patterns in dataset order, and one automaton over the first needed set of literals
-/// of every pattern: the patterns a User-Agent may match are found in one pass over it.
-struct Prefiltered<T> {
-    patterns: Vec<T>,
-    /// The first needed set of every pattern that has one, all literals together.
-    first_literals: Option<aho_corasick::AhoCorasick>,
-    /// For each literal of `first_literals`, its pattern.
-    owner: Vec<usize>,
-    /// The patterns that need nothing known: always tried.
-    always: Vec<usize>,
+/// One automaton over the first needed set of literals of every pattern of one or more
+/// lists: the patterns of each list that a User-Agent may match are found in one pass
+/// over it.
+struct FirstLiterals {
+    automaton: Option<aho_corasick::AhoCorasick>,
+    /// For each literal of `automaton`, its pattern's list and place in that list.
+    owner: Vec<(usize, usize)>,
+    /// Per list, the places of the patterns that need nothing known: always tried.
+    always: Vec<Vec<usize>>,
 }
 
-impl<T: Needing> Prefiltered<T> {
-    fn new(patterns: Vec<T>) -> Prefiltered<T> {
+impl FirstLiterals {
+    fn new(lists: &[&[&Need]]) -> FirstLiterals {
         let mut literals: Vec<&[u8]> = Vec::new();
         let mut owner = Vec::new();
-        let mut always = Vec::new();
-        for (i, p) in patterns.iter().enumerate() {
-            match p.need().sets.first() {
-                Some(set) => {
-                    for l in set {
-                        literals.push(l);
-                        owner.push(i);
+        let mut always = vec![Vec::new(); lists.len()];
+        for ((list, needs), always) in lists.iter().enumerate().zip(&mut always) {
+            for (i, need) in needs.iter().enumerate() {
+                match need.sets.first() {
+                    Some(set) => {
+                        for l in set {
+                            literals.push(l);
+                            owner.push((list, i));
+                        }
                     }
+                    None => always.push(i),
                 }
-                None => always.push(i),
             }
         }
-        let first_literals = aho_corasick::AhoCorasick::new(&literals).ok();
-        if first_literals.is_none() {
+        let automaton = aho_corasick::AhoCorasick::new(&literals).ok();
+        if automaton.is_none() {
             // Not reached (literals always build); then every pattern is tried.
-            always = (0..patterns.len()).collect();
+            for (needs, always) in lists.iter().zip(&mut always) {
+                *always = (0..needs.len()).collect();
+            }
         }
-        Prefiltered {
-            patterns,
-            first_literals,
+        FirstLiterals {
+            automaton,
             owner,
             always,
         }
     }
 
-    /// The patterns whose needs `lowered` ([`Lowered`]) holds, in dataset order.
-    fn candidates<'a>(&'a self, lowered: &'a Lowered) -> impl Iterator<Item = &'a T> + 'a {
-        let mut candidates: Vec<usize> = self.always.clone();
-        if let Some(ac) = &self.first_literals {
+    /// Per list, the places of the patterns whose first needed set `lowered`
+    /// ([`Lowered`]) holds and of those that need nothing, in order.
+    fn found(&self, lowered: &Lowered) -> Vec<Vec<usize>> {
+        let mut found = self.always.clone();
+        if let Some(ac) = &self.automaton {
             for m in ac.find_overlapping_iter(&lowered.0) {
-                if let Some(&i) = self.owner.get(m.pattern().as_usize()) {
-                    candidates.push(i);
+                if let Some(&(list, i)) = self.owner.get(m.pattern().as_usize()) {
+                    if let Some(places) = found.get_mut(list) {
+                        places.push(i);
+                    }
                 }
             }
         }
-        candidates.sort_unstable();
-        candidates.dedup();
-        candidates
-            .into_iter()
-            .filter_map(|i| self.patterns.get(i))
-            // The first set is the one the automaton found.
-            .filter(|p| p.need().may_match_from(1, lowered))
+        for places in &mut found {
+            places.sort_unstable();
+            places.dedup();
+        }
+        found
     }
+}
+
+/// The patterns at `places` (as [`FirstLiterals::found`] gives them) whose needs
+/// `lowered` holds, in order.
+fn candidates<'a, T: Needing>(
+    patterns: &'a [T],
+    places: &'a [usize],
+    lowered: &'a Lowered,
+) -> impl Iterator<Item = &'a T> + 'a {
+    places
+        .iter()
+        .filter_map(|&i| patterns.get(i))
+        // The first set is the one the automaton found.
+        .filter(|p| p.need().may_match_from(1, lowered))
+}
+
+/// What one pass over a User-Agent found: the User-Agent lowered, and the places of
+/// the user-agent and spider patterns to try.
+struct Found {
+    lowered: Lowered,
+    families: Vec<usize>,
+    spiders: Vec<usize>,
 }
 
 /// A device pattern that is not a spider's, before a later spider pattern.
@@ -457,9 +489,9 @@ const UA_NEEDS: &str = include_str!("../data/uap-core/ua-needs.json");
 
 /// The user-agent patterns in dataset order, with their stored needs (a pattern that
 /// differs from the stored one is worked out afresh).
-fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Prefiltered<Family> {
+fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Vec<Family> {
     let stored: Vec<StoredNeed> = serde_json::from_str(UA_NEEDS).unwrap_or_default();
-    let patterns: Vec<Family> = parsers
+    parsers
         .into_iter()
         .enumerate()
         .map(|(index, parser)| Family {
@@ -467,8 +499,7 @@ fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Prefiltered
             parser,
             compiled: std::cell::OnceCell::new(),
         })
-        .collect();
-    Prefiltered::new(patterns)
+        .collect()
 }
 
 /// The stored need of the pattern at `index` when its text is `regex`, else worked out.
@@ -621,9 +652,11 @@ impl Classifier {
         for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
             spiders.push(spider_pattern(i, false, p, &stored));
         }
+        let first = FirstLiterals::new(&[&needs(&families), &needs(&spiders)]);
         Ok(Classifier {
             families,
-            spiders: Prefiltered::new(spiders),
+            spiders,
+            first,
             earlier: std::cell::OnceCell::new(),
         })
     }
@@ -634,23 +667,25 @@ impl Classifier {
     /// pattern (a phone, a Kindle whose browser is "Silk") may match first, so those
     /// before `k` are tried in order. Each pattern is tried only if the User-Agent
     /// (`lowered`: the same, [`Lowered`]) holds what it needs.
-    fn spider(&self, user_agent: &str, lowered: &Lowered) -> bool {
+    fn spider(&self, user_agent: &str, found: &Found) -> bool {
+        let lowered = &found.lowered;
         // The first spider pattern that matches, in dataset order (a leading one, if
         // any matches, comes before every later one).
-        let first = self
-            .spiders
-            .candidates(lowered)
-            .find(|s| s.matches(user_agent));
+        let first =
+            candidates(&self.spiders, &found.spiders, lowered).find(|s| s.matches(user_agent));
         let k = match first {
             None => return false,
             Some(s) if s.leading => return true,
             Some(s) => s.index,
         };
-        let earlier = self.earlier.get_or_init(|| {
-            let last = self.spiders.patterns.last().map_or(0, |s| s.index);
-            Prefiltered::new(earlier_patterns(last))
+        let (earlier, first) = self.earlier.get_or_init(|| {
+            let last = self.spiders.last().map_or(0, |s| s.index);
+            let patterns = earlier_patterns(last);
+            let first = FirstLiterals::new(&[&needs(&patterns)]);
+            (patterns, first)
         });
-        for e in earlier.candidates(lowered).take_while(|e| e.index < k) {
+        let places = first.found(lowered).into_iter().next().unwrap_or_default();
+        for e in candidates(earlier, &places, lowered).take_while(|e| e.index < k) {
             let compiled = e.compiled.get_or_init(|| device_pattern(&e.parser));
             match compiled {
                 Some(d) => {
@@ -669,8 +704,8 @@ impl Classifier {
     /// patterns tried are those whose first needed literals the User-Agent holds (one
     /// Aho-Corasick pass over `lowered` finds them) and those that need nothing, in
     /// dataset order, each compiled on first need.
-    fn family(&self, user_agent: &str, lowered: &Lowered) -> Option<String> {
-        for p in self.families.candidates(lowered) {
+    fn family(&self, user_agent: &str, found: &Found) -> Option<String> {
+        for p in candidates(&self.families, &found.families, &found.lowered) {
             let compiled = p.compiled.get_or_init(|| {
                 UapPattern::family(&p.parser.regex, p.parser.family_replacement.as_deref())
             });
@@ -681,16 +716,29 @@ impl Classifier {
         None
     }
 
+    /// One pass over `user_agent` for the user-agent and spider patterns it may match.
+    fn look(&self, user_agent: &str) -> Found {
+        let lowered = Lowered::of(user_agent);
+        let mut found = self.first.found(&lowered).into_iter();
+        let families = found.next().unwrap_or_default();
+        let spiders = found.next().unwrap_or_default();
+        Found {
+            lowered,
+            families,
+            spiders,
+        }
+    }
+
     /// The kind of client a User-Agent names.
     pub fn kind(&self, user_agent: &str) -> ClientKind {
-        let lowered = Lowered::of(user_agent);
-        let family = self.family(user_agent, &lowered);
+        let found = self.look(user_agent);
+        let family = self.family(user_agent, &found);
         if let Some(f) = &family {
             if LIBRARY_FAMILIES.iter().any(|l| l.eq_ignore_ascii_case(f)) {
                 return ClientKind::Library;
             }
         }
-        if self.spider(user_agent, &lowered) {
+        if self.spider(user_agent, &found) {
             return ClientKind::Bot;
         }
         match family {
@@ -999,8 +1047,8 @@ mod tests {
         let mut lazy_needed = 0;
         for ua in &uas {
             let want = all.extract(ua).is_some_and(|v| v.device == "Spider");
-            assert_eq!(c.spider(ua, &Lowered::of(ua)), want, "{ua}");
-            let spiders = &c.spiders.patterns;
+            assert_eq!(c.spider(ua, &c.look(ua)), want, "{ua}");
+            let spiders = &c.spiders;
             if !spiders.iter().any(|s| s.leading && s.matches(ua))
                 && spiders.iter().any(|s| !s.leading && s.matches(ua))
             {
@@ -1010,7 +1058,7 @@ mod tests {
         // The order case is exercised (the Kindle at least).
         assert!(lazy_needed >= 1);
         // The prefilter spared compiling most earlier patterns.
-        let earlier = &c.earlier.get().unwrap().patterns;
+        let earlier = &c.earlier.get().unwrap().0;
         let compiled = earlier
             .iter()
             .filter(|e| e.compiled.get().is_some())
@@ -1070,7 +1118,7 @@ mod tests {
         );
         check_stored("spider-needs.json", SPIDER_NEEDS, &want);
         let c = Classifier::new().unwrap();
-        let got = &c.spiders.patterns;
+        let got = &c.spiders;
         assert_eq!(got.len(), spiders().count());
         for (s, p) in got.iter().zip(spiders()) {
             assert_eq!(
@@ -1113,7 +1161,6 @@ mod tests {
                 .unwrap()
                 .user_agent_parsers,
         )
-        .patterns
         .iter()
         .zip(&regexes.user_agent_parsers)
         {
@@ -1150,13 +1197,13 @@ mod tests {
         let agree = |uas: &[String]| {
             for ua in uas {
                 let want = all.extract(ua).map(|v| v.family.to_string());
-                assert_eq!(c.family(ua, &Lowered::of(ua)), want, "{ua}");
+                assert_eq!(c.family(ua, &c.look(ua)), want, "{ua}");
             }
         };
         agree(&uas);
         // On the sample, most patterns are never compiled (tens of thousands of unlike
         // User-Agents from `TLSGAP_TEST_USER_AGENTS` need most of them: checked first).
-        let pats = &c.families.patterns;
+        let pats = &c.families;
         let compiled = pats.iter().filter(|f| f.compiled.get().is_some()).count();
         assert!(
             compiled * 2 < pats.len(),
