@@ -17,7 +17,6 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 
 use crate::arena::key_hash;
-use crate::whatif::Tallies;
 
 /// The identity of one numbering, shared by the worker, its partials and the merging
 /// side, with how many names the merging side holds.
@@ -30,10 +29,10 @@ pub struct Tag {
 }
 
 /// One numbered client, on the worker's side: its table slot, which holds the
-/// address itself when short (every IPv4 address, and short IPv6 ones) and the
-/// client's mark for the block being counted, so that finding and counting it reads
-/// one cache line. The names the merging side needs are kept apart ([`ClientIds`]'s
-/// `names`), read only when a block is sealed.
+/// address itself when short (every IPv4 address, and short IPv6 ones), so that
+/// finding it reads one cache line, and which is not written once made (a block's
+/// counts are a list of numbers, [`Numbered`]). The names the merging side needs are
+/// kept apart ([`ClientIds`]'s `names`), read only when a block is sealed.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     hash: u64,
@@ -44,9 +43,6 @@ struct Slot {
     len: u32,
     /// The client's number.
     id: u32,
-    /// The block that last counted it, and its place in that block's `entries`.
-    block: u32,
-    entry: u32,
 }
 
 /// One numbered User-Agent in the worker's table: its hash and where its text is,
@@ -82,21 +78,27 @@ pub struct ClientIds {
     table: HashTable<Slot>,
     /// Start over beyond this many bytes.
     limit: usize,
-    /// The block being counted (from 1; each slot holds the block that last counted
-    /// its client), and what it counted.
-    block: u32,
-    entries: Vec<(u32, Tallies)>,
+    /// What the block being counted counted: (client number, case) per request, in
+    /// the order of its lines.
+    counted: Vec<(u32, u32)>,
     /// Lines counted, not yet looked up, and the bytes they name.
     pending: Vec<Pending>,
     pending_bytes: Vec<u8>,
 }
 
 /// What a block counted, by number, with the names the merging side may lack.
+///
+/// Its requests are listed one by one, (client number, case) in the order of the
+/// block's lines, not summed per client: the worker then only appends eight bytes a
+/// line, where finding the client's sum in the block wrote to the client's table slot
+/// and to a 32-byte record made for the block (issue 12: with the records' growth,
+/// half of the cache misses the numbering added to a line; a client shows 1.25 times
+/// in a block of the bench log, so the sums saved the merge little).
 #[derive(Debug, Clone)]
 pub(crate) struct Numbered {
     pub(crate) tag: Arc<Tag>,
-    /// (client number, tallies), in the order the block first showed each client.
-    pub(crate) entries: Vec<(u32, Tallies)>,
+    /// (client number, case) per request, in the order of the block's lines.
+    pub(crate) counted: Vec<(u32, u32)>,
     /// The User-Agents from number `first_agent` on: where each is in `bytes`, and its
     /// [`key_hash`].
     first_agent: u32,
@@ -120,13 +122,12 @@ fn client_hash(agent: u32, addr: &[u8]) -> u64 {
 const BATCH: usize = 32;
 
 /// A counted line whose client is not looked up yet: its User-Agent's number, its
-/// client hash, and where its address is in `pending_bytes`.
+/// client hash, its case, and where its address is in `pending_bytes`.
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     agent: u32,
     hash: u64,
     case: u32,
-    n: u64,
     addr: (u32, u32),
 }
 
@@ -143,8 +144,7 @@ impl ClientIds {
             name_bytes: Vec::new(),
             table: HashTable::new(),
             limit,
-            block: 1,
-            entries: Vec::new(),
+            counted: Vec::new(),
             pending: Vec::new(),
             pending_bytes: Vec::new(),
         }
@@ -159,8 +159,9 @@ impl ClientIds {
     }
 
     /// Count the next block (and start over, under a new tag, when the limit is passed
-    /// or an offset or a number, here or in the names sent, might not fit in 32 bits).
-    fn next_block(&mut self) {
+    /// or an offset or a number, here or in the names sent, might not fit in 32 bits),
+    /// with room for `lines` requests (the last block's: no growing on the way).
+    fn next_block(&mut self, lines: usize) {
         let used = self.used();
         let full = used > self.limit
             || used > (u32::MAX / 2) as usize
@@ -168,13 +169,7 @@ impl ClientIds {
         if full {
             *self = ClientIds::new(self.limit);
         }
-        self.entries.clear();
-        self.block = self.block.wrapping_add(1);
-        if self.block == 0 {
-            // The marks of 2^32 blocks ago would look current: clear them.
-            self.table.iter_mut().for_each(|s| s.block = 0);
-            self.block = 1;
-        }
+        self.counted = Vec::with_capacity(lines);
     }
 
     /// The number of User-Agent `ua` (whose [`key_hash`] is `ua_hash`), numbering it
@@ -199,13 +194,13 @@ impl ClientIds {
         number
     }
 
-    /// Count `n` requests of `case` for (`addr`, `ua`) in the current block.
+    /// Count a request of `case` for (`addr`, `ua`) in the current block.
     ///
     /// The User-Agent is numbered at once (there are few: its slot and text are the
-    /// only lines read); the clients are looked up and tallied [`BATCH`] at a time. A client's lookup
-    /// misses the cache (its table slot); with a line's parsing between two lookups
-    /// the misses came one at a time, in a tight loop they overlap.
-    pub(crate) fn count(&mut self, addr: &[u8], ua: &[u8], case: u32, n: u64) {
+    /// only lines read); the clients are looked up [`BATCH`] at a time. A client's
+    /// lookup misses the cache (its table slot); with a line's parsing between two
+    /// lookups the misses came one at a time, in a tight loop they overlap.
+    pub(crate) fn count(&mut self, addr: &[u8], ua: &[u8], case: u32) {
         let agent = self.agent(key_hash(ua), ua);
         let hash = client_hash(agent, addr);
         let addr = push(&mut self.pending_bytes, addr);
@@ -213,7 +208,6 @@ impl ClientIds {
             agent,
             hash,
             case,
-            n,
             addr,
         });
         if self.pending.len() >= BATCH {
@@ -221,7 +215,7 @@ impl ClientIds {
         }
     }
 
-    /// Look up and tally the pending lines, in order.
+    /// Look up the pending lines' clients and list their requests, in order.
     fn flush(&mut self) {
         let pending = std::mem::take(&mut self.pending);
         let bytes = std::mem::take(&mut self.pending_bytes);
@@ -234,14 +228,13 @@ impl ClientIds {
         self.pending_bytes.clear();
     }
 
-    /// Add a pending line's requests to its client (`addr`, numbered if new) in the
-    /// current block.
+    /// List a pending line's request under its client (`addr`, numbered if new).
     fn tally(&mut self, p: &Pending, addr: &[u8]) {
-        let (hash, agent, block) = (p.hash, p.agent, self.block);
+        let (hash, agent) = (p.hash, p.agent);
         let short = crate::arena::inline(addr);
         let len = u32::try_from(addr.len()).unwrap_or(u32::MAX);
         let name_bytes = &self.name_bytes;
-        let found = self.table.find_mut(hash, |s| {
+        let found = self.table.find(hash, |s| {
             s.hash == hash
                 && s.agent == agent
                 && s.len == len
@@ -250,8 +243,8 @@ impl ClientIds {
                     None => long_addr(name_bytes, s) == addr,
                 }
         });
-        let slot = match found {
-            Some(slot) => slot,
+        let id = match found {
+            Some(slot) => slot.id,
             None => {
                 let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
                 let at = push(&mut self.name_bytes, addr);
@@ -262,22 +255,12 @@ impl ClientIds {
                     agent,
                     len,
                     id,
-                    block: 0,
-                    entry: 0,
                 };
-                self.table.insert_unique(hash, slot, |s| s.hash).into_mut()
+                self.table.insert_unique(hash, slot, |s| s.hash);
+                id
             }
         };
-        if slot.block == block {
-            if let Some((_, tallies)) = self.entries.get_mut(slot.entry as usize) {
-                crate::whatif::tally(tallies, p.case, p.n);
-            }
-        } else {
-            slot.block = block;
-            slot.entry = self.entries.len() as u32;
-            self.entries
-                .push((slot.id, smallvec::smallvec![(p.case, p.n)]));
-        }
+        self.counted.push((id, p.case));
     }
 
     /// What the block counted, with the names the merging side has not acknowledged;
@@ -286,9 +269,10 @@ impl ClientIds {
         self.flush();
         let first_client = self.tag.clients.load(Ordering::Acquire);
         let first_agent = self.tag.agents.load(Ordering::Acquire);
+        let lines = self.counted.len();
         let mut n = Numbered {
             tag: Arc::clone(&self.tag),
-            entries: std::mem::take(&mut self.entries),
+            counted: std::mem::take(&mut self.counted),
             first_agent,
             agents: Vec::new(),
             first_client,
@@ -303,7 +287,7 @@ impl ClientIds {
             let at = push(&mut n.bytes, slice(&self.name_bytes, at));
             n.clients.push((agent, at));
         }
-        self.next_block();
+        self.next_block(lines);
         n
     }
 }
@@ -346,9 +330,37 @@ pub(crate) struct Mirror {
     /// Per User-Agent: where it is in `bytes`, its hash, and its place in the
     /// aggregate's User-Agents once found.
     agents: Vec<((u32, u32), u64, Option<usize>)>,
-    /// Per client: its User-Agent, where its address is in `bytes`, where it stands.
-    clients: Vec<(u32, (u32, u32), Standing)>,
+    /// Per client: its User-Agent and where its address is in `bytes`.
+    clients: Vec<(u32, (u32, u32))>,
+    /// Per client, where it stands, in four bytes ([`Mirror::standing`]): read for
+    /// every request merged, so kept apart and small (a fifth of a megabyte for the
+    /// bench log's 50 000 clients).
+    standings: Vec<u32>,
     bytes: Vec<u8>,
+}
+
+/// [`Standing`] in four bytes: `New`, `Sketched`, or `Exact(i)` as `i + 2` (an exact
+/// place that does not fit is kept as `New`: found again by its name each time).
+const STANDS_NEW: u32 = 0;
+const STANDS_SKETCHED: u32 = 1;
+
+fn encode(s: Standing) -> u32 {
+    match s {
+        Standing::New => STANDS_NEW,
+        Standing::Sketched => STANDS_SKETCHED,
+        Standing::Exact(i) => u32::try_from(i)
+            .ok()
+            .and_then(|i| i.checked_add(2))
+            .unwrap_or(STANDS_NEW),
+    }
+}
+
+fn decode(s: u32) -> Standing {
+    match s {
+        STANDS_NEW => Standing::New,
+        STANDS_SKETCHED => Standing::Sketched,
+        i => Standing::Exact((i - 2) as usize),
+    }
 }
 
 impl Mirror {
@@ -357,6 +369,7 @@ impl Mirror {
             tag,
             agents: Vec::new(),
             clients: Vec::new(),
+            standings: Vec::new(),
             bytes: Vec::new(),
         }
     }
@@ -371,7 +384,8 @@ impl Mirror {
         let skip = self.clients.len().saturating_sub(n.first_client as usize);
         for &(agent, at) in n.clients.iter().skip(skip) {
             let at = push(&mut self.bytes, slice(&n.bytes, at));
-            self.clients.push((agent, at, Standing::New));
+            self.clients.push((agent, at));
+            self.standings.push(STANDS_NEW);
         }
         debug_assert!(n.first_client as usize <= self.clients.len());
     }
@@ -386,19 +400,19 @@ impl Mirror {
 
     /// Where client `i` stands (`None`: a number this side has no name for).
     pub(crate) fn standing(&self, i: u32) -> Option<Standing> {
-        self.clients.get(i as usize).map(|c| c.2)
+        self.standings.get(i as usize).map(|&s| decode(s))
     }
 
     pub(crate) fn stand(&mut self, i: u32, s: Standing) {
-        if let Some(c) = self.clients.get_mut(i as usize) {
-            c.2 = s;
+        if let Some(c) = self.standings.get_mut(i as usize) {
+            *c = encode(s);
         }
     }
 
     /// Client `i`'s address, User-Agent number, User-Agent, its hash and its place in
     /// the aggregate when found before.
     pub(crate) fn name(&self, i: u32) -> (&[u8], u32, &[u8], u64, Option<usize>) {
-        let Some(&(agent, addr, _)) = self.clients.get(i as usize) else {
+        let Some(&(agent, addr)) = self.clients.get(i as usize) else {
             return (b"", u32::MAX, b"", 0, None);
         };
         let (ua, hash, place) = self

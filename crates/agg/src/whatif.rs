@@ -384,7 +384,7 @@ impl WhatifAgg {
         offer: Option<&OfferFields<'_>>,
     ) {
         if let Some(case) = self.case_of(protocol, cipher, offer) {
-            ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case, 1);
+            ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case);
         }
     }
 
@@ -421,7 +421,7 @@ impl WhatifAgg {
                 case
             }
         };
-        ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case, 1);
+        ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case);
     }
 
     /// End a block counted by [`WhatifAgg::add_numbered`]: take what `ids` counted,
@@ -471,9 +471,10 @@ impl WhatifAgg {
         self.mirrors.clear();
     }
 
-    /// Merge a block's numbered clients (their cases are ours `remap[i]`), in the order
-    /// the block first showed them: each found by its number once its name is known,
-    /// new ones held or sketched as [`WhatifAgg::merge`] does.
+    /// Merge a block's numbered requests (their cases are ours `remap[i]`), in the order
+    /// of its lines: each client found by its number once its name is known, new ones
+    /// held or sketched as [`WhatifAgg::merge`] does, in the order the block first
+    /// showed them.
     fn merge_numbered(&mut self, numbered: Numbered, remap: &[u32]) {
         let mut mirrors = std::mem::take(&mut self.mirrors);
         let at = match mirrors
@@ -488,19 +489,16 @@ impl WhatifAgg {
         };
         if let Some(mirror) = mirrors.get_mut(at) {
             mirror.learn(&numbered);
-            // Where each stands, first, in a loop of its own: each is a cache miss, and
-            // there they overlap (a block's entries are distinct clients).
-            let standings: Vec<Option<Standing>> = numbered
-                .entries
-                .iter()
-                .map(|(id, _)| mirror.standing(*id))
-                .collect();
-            for ((id, mut tallies), standing) in numbered.entries.into_iter().zip(standings) {
-                for (case, _) in &mut tallies {
-                    *case = remap.get(*case as usize).copied().unwrap_or(u32::MAX);
+            for &(id, case) in &numbered.counted {
+                let Some(&case) = remap.get(case as usize).filter(|&&c| c != u32::MAX) else {
+                    continue;
+                };
+                let standing = mirror.standing(id);
+                if let Some(Standing::Exact(i)) = standing {
+                    self.owe_one(i, case);
+                } else {
+                    self.merge_one(mirror, (id, standing), smallvec::smallvec![(case, 1)]);
                 }
-                tallies.retain(|(c, _)| *c != u32::MAX);
-                self.merge_one(mirror, (id, standing), tallies);
             }
             mirror.acknowledge();
         }
@@ -544,6 +542,20 @@ impl WhatifAgg {
                 mirror.stand(id, Standing::Exact(i));
             }
             None => mirror.stand(id, Standing::Sketched),
+        }
+    }
+
+    /// Add a request of `case` to the exact entry at `place`, later
+    /// ([`WhatifAgg::settle`]).
+    fn owe_one(&mut self, place: usize, case: u32) {
+        match u32::try_from(place) {
+            Ok(at) => {
+                self.owed.push((at, case, 1));
+                if self.owed.len() >= OWED {
+                    self.settle();
+                }
+            }
+            Err(_) => self.owe(place, smallvec::smallvec![(case, 1)]),
         }
     }
 
