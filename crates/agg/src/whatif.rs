@@ -467,7 +467,7 @@ impl WhatifAgg {
 
     /// The workers are done: forget their numberings (the names they hold are copies).
     pub fn drop_numberings(&mut self) {
-        self.settle();
+        self.settle_all();
         self.mirrors.clear();
     }
 
@@ -495,26 +495,55 @@ impl WhatifAgg {
                 };
                 let standing = mirror.standing(id);
                 if let Some(Standing::Exact(i)) = standing {
-                    self.owe_one(i, case);
+                    if !mirror.keep(id, case) {
+                        self.owe_one(i, case);
+                    }
                 } else {
-                    self.merge_one(mirror, (id, standing), smallvec::smallvec![(case, 1)]);
+                    self.merge_one(mirror, (id, standing), case);
                 }
             }
             mirror.acknowledge();
         }
         drop(numbered.tag);
         // A numbering nobody holds any more (its worker started over or ended, and
-        // every block of it is merged) is done with.
+        // every block of it is merged) is done with, once what it kept is added.
+        for m in mirrors.iter_mut().filter(|m| !m.live()) {
+            self.pay(m);
+        }
         mirrors.retain(Mirror::live);
         self.mirrors = mirrors;
     }
 
+    /// Add the requests `mirror` kept for its clients' first cases
+    /// ([`Mirror::keep`]) to their entries. Each entry holds that case already (it
+    /// came with it), so adding them late leaves its cases in the order first met.
+    fn pay(&mut self, mirror: &mut Mirror) {
+        mirror.pay(|place, case, n| {
+            if let Some(entry) = self.clients.value_at_mut(place) {
+                tally(&mut entry.tallies, case, n);
+            }
+        });
+    }
+
+    /// Everything merged added to the entries: what the mirrors kept, then what is
+    /// owed.
+    fn settle_all(&mut self) {
+        let mut mirrors = std::mem::take(&mut self.mirrors);
+        for m in &mut mirrors {
+            self.pay(m);
+        }
+        self.mirrors = mirrors;
+        self.settle();
+    }
+
+    /// A numbered client's request of `case`, its client not known to stand exactly.
     fn merge_one(
         &mut self,
         mirror: &mut Mirror,
         (id, standing): (u32, Option<Standing>),
-        tallies: Tallies,
+        case: u32,
     ) {
+        let tallies: Tallies = smallvec::smallvec![(case, 1)];
         let held = match standing {
             Some(Standing::Exact(i)) => Some(i),
             Some(Standing::New) => self.find_named(mirror, id),
@@ -540,6 +569,8 @@ impl WhatifAgg {
             Some((i, agent)) => {
                 mirror.place_agent(agent_no, agent);
                 mirror.stand(id, Standing::Exact(i));
+                // The entry starts with `case`: the mirror keeps its later requests.
+                mirror.first_case(id, case);
             }
             None => mirror.stand(id, Standing::Sketched),
         }
@@ -640,6 +671,9 @@ impl WhatifAgg {
     /// Add another aggregate. With a memory limit, `other` is what came after `self`:
     /// its new entries are admitted in the order it first saw them, then sketched.
     pub fn merge(&mut self, other: WhatifAgg) {
+        let mut other = other;
+        // What `other` merged and has not added to its entries yet, added first.
+        other.settle_all();
         let pairs: Vec<u32> = other.pairs.iter().map(|(p, c)| self.intern(p, c)).collect();
         let offers: Vec<u32> = other.offers.iter().map(|k| self.intern_offer(k)).collect();
         let remap: Vec<u32> = other
@@ -748,10 +782,10 @@ impl WhatifAgg {
         inputs: Vec<InputReport>,
         certs: Option<Certs>,
     ) -> WhatifReport {
-        if !self.owed.is_empty() {
+        if !self.owed.is_empty() || self.mirrors.iter().any(Mirror::keeps) {
             // Merged but not settled (`drop_numberings` settles): judge a settled copy.
             let mut settled = self.clone();
-            settled.settle();
+            settled.settle_all();
             return settled.report(policy, client_key, kind_of, top, lines, inputs, certs);
         }
         let judged: Vec<Judged> = self
@@ -2374,6 +2408,61 @@ mod tests {
             Some((ids, None)) => agg.add_numbered(ids, addr, ua, (p, c), offer.as_ref()),
             None => agg.add_offered(addr, ua, p, c, offer.as_ref()),
         }
+    }
+
+    /// A client's later requests of the case its entry started with are kept by the
+    /// merge's mirror, not owed (then nothing may be owed at all): a report judged
+    /// before the numberings are dropped counts them, as does one after, each kept
+    /// request is added once when they are added halfway too, and a client's cases
+    /// stay in the order first met when another case comes between.
+    #[test]
+    fn kept_requests_count_before_and_after_the_numberings_are_dropped() {
+        // Clients 0..4 with one User-Agent; client 3 also uses a second pair, between
+        // two requests of its first.
+        let lines: Vec<Line> = (0..60u8)
+            .map(|i| (i % 4, 1, Some(if i == 23 { 2 } else { i % 4 }), None))
+            .collect();
+        let mut keyed = WhatifAgg::new();
+        let mut ids = ClientIds::new(1 << 20);
+        let mut numbered = WhatifAgg::new();
+        for (i, block) in lines.chunks(5).enumerate() {
+            if i == 6 {
+                // Halfway, everything added (what was kept is then forgotten).
+                numbered.settle_all();
+            }
+            let mut part = WhatifAgg::new();
+            block.iter().for_each(|l| add_line(&mut part, None, l));
+            keyed.merge(part);
+            let mut part = WhatifAgg::new();
+            block
+                .iter()
+                .for_each(|l| add_line(&mut part, Some((&mut ids, None)), l));
+            part.seal_numbered(&mut ids);
+            numbered.merge(part);
+        }
+        numbered.settle();
+        assert!(numbered.owed.is_empty());
+        assert!(numbered.mirrors.iter().any(Mirror::keeps), "requests kept");
+        for key in [ClientKey::AddrUa, ClientKey::Addr] {
+            assert_eq!(report(&numbered, key), report(&keyed, key));
+        }
+        numbered.drop_numberings();
+        for key in [ClientKey::AddrUa, ClientKey::Addr] {
+            assert_eq!(report(&numbered, key), report(&keyed, key));
+        }
+        let tallies = |a: &WhatifAgg| -> Vec<Vec<u64>> {
+            a.clients
+                .values()
+                .map(|e| e.tallies.iter().map(|&(_, n)| n).collect())
+                .collect()
+        };
+        assert_eq!(tallies(&numbered), tallies(&keyed));
+        assert_eq!(
+            tallies(&numbered)[3],
+            vec![14, 1],
+            "{:?}",
+            tallies(&numbered)
+        );
     }
 
     proptest::proptest! {
