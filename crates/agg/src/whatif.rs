@@ -2375,9 +2375,16 @@ mod tests {
         &(a, u, pair, offer): &Line,
     ) {
         // Some addresses longer than a numbering holds inline (names from
-        // `HostnameLookups On`), some of 16 or 17 bytes (just in, just out).
+        // `HostnameLookups On`), some of 16 or 17 bytes (just in, just out), IPv4
+        // addresses as they are written and with a leading zero (another client).
         let addr = if a % 7 == 0 {
             format!("host-{a}.dynamic.customers.of-a-long-isp-name.example")
+        } else if a % 5 == 2 {
+            format!("10.{}.0.{a}", a % 3)
+        } else if a % 5 == 4 {
+            // The address of client `a - 2` with a leading zero: not that client.
+            let b = a - 2;
+            format!("10.{}.0.0{b}", b % 3)
         } else if a % 3 == 1 {
             format!("2001:db8:ffff::{a:x}")
         } else {
