@@ -441,8 +441,8 @@ impl Mirror {
     /// Keep a request of `case` of client `i` (standing exactly), to be added to its
     /// entry later ([`Mirror::pay`]), when it is of the case the entry started with:
     /// most of a client's requests are, and then one merged request is an increment in
-    /// two arrays of four bytes per client instead of an addition owed to the
-    /// aggregate's table (issue 12). `false`: not kept, owe it.
+    /// the client's [`ClientState`] instead of an addition owed to the aggregate's
+    /// table (issue 12). `false`: not kept, owe it.
     pub(crate) fn keep(&mut self, i: u32, case: u32) -> bool {
         let Some(c) = self.states.get_mut(i as usize) else {
             return false;

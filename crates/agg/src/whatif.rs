@@ -496,7 +496,7 @@ impl WhatifAgg {
                 let standing = mirror.standing(id);
                 if let Some(Standing::Exact(i)) = standing {
                     if !mirror.keep(id, case) {
-                        self.owe_one(i, case);
+                        self.owe(i, case, 1);
                     }
                 } else {
                     self.merge_one(mirror, (id, standing), case);
@@ -543,13 +543,12 @@ impl WhatifAgg {
         (id, standing): (u32, Option<Standing>),
         case: u32,
     ) {
-        let tallies: Tallies = smallvec::smallvec![(case, 1)];
         let held = match standing {
             Some(Standing::Exact(i)) => Some(i),
             Some(Standing::New) => self.find_named(mirror, id),
             Some(Standing::Sketched) => {
                 let (addr, _, ua, _, _) = mirror.name(id);
-                self.sketch_client(addr, ua, &tallies);
+                self.sketch_client(addr, ua, &[(case, 1)]);
                 return;
             }
             None => {
@@ -558,13 +557,16 @@ impl WhatifAgg {
             }
         };
         if let Some(i) = held.filter(|&i| i < self.clients.len()) {
-            self.owe(i, tallies);
+            self.owe(i, case, 1);
             return;
         }
         let (addr, agent_no, ua, ua_hash, place) = mirror.name(id);
         let order = self.next;
         self.next = order.saturating_add(1);
-        let entry = Entry { order, tallies };
+        let entry = Entry {
+            order,
+            tallies: smallvec::smallvec![(case, 1)],
+        };
         match self.first_seen(addr, (ua, ua_hash, Some(place)), entry) {
             Some((i, agent)) => {
                 mirror.place_agent(agent_no, agent);
@@ -576,30 +578,16 @@ impl WhatifAgg {
         }
     }
 
-    /// Add a request of `case` to the exact entry at `place`, later
-    /// ([`WhatifAgg::settle`]).
-    fn owe_one(&mut self, place: usize, case: u32) {
-        match u32::try_from(place) {
-            Ok(at) => {
-                self.owed.push((at, case, 1));
-                if self.owed.len() >= OWED {
-                    self.settle();
-                }
-            }
-            Err(_) => self.owe(place, smallvec::smallvec![(case, 1)]),
-        }
-    }
-
-    /// Add `tallies` to the exact entry at `place`, later ([`WhatifAgg::settle`]).
-    fn owe(&mut self, place: usize, tallies: Tallies) {
+    /// Add `n` requests of `case` to the exact entry at `place`, later
+    /// ([`WhatifAgg::settle`]; at once for a place past 32 bits).
+    fn owe(&mut self, place: usize, case: u32, n: u64) {
         let Ok(at) = u32::try_from(place) else {
             if let Some(entry) = self.clients.value_at_mut(place) {
-                add_tallies(&mut entry.tallies, tallies);
+                tally(&mut entry.tallies, case, n);
             }
             return;
         };
-        self.owed
-            .extend(tallies.into_iter().map(|(case, n)| (at, case, n)));
+        self.owed.push((at, case, n));
         if self.owed.len() >= OWED {
             self.settle();
         }
@@ -2351,7 +2339,9 @@ mod tests {
                 add_tallies(&mut e.tallies, tallies.clone());
             }
             if k < 30_000 {
-                owed.owe(place, tallies);
+                for (case, n) in tallies {
+                    owed.owe(place, case, n);
+                }
             } else {
                 let place = u32::try_from(place).unwrap();
                 owed.owed
