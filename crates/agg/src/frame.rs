@@ -333,6 +333,18 @@ impl BlockBuilder {
     }
 }
 
+/// A block's `line` column ([`BlockBuilder::finish`], numbered from the block's
+/// start) as the lines of its input: each number plus `base`, the lines before the
+/// block.
+pub fn lines_after(lines: &ArrayRef, base: u64) -> PolarsResult<ArrayRef> {
+    let Some(a) = lines.as_any().downcast_ref::<PrimitiveArray<i64>>() else {
+        polars_bail!(ComputeError: "the line column is not of 64-bit integers");
+    };
+    let base = i64::try_from(base).unwrap_or(i64::MAX);
+    let values: Vec<i64> = a.values().iter().map(|&n| n.saturating_add(base)).collect();
+    Ok(PrimitiveArray::<i64>::new(a.dtype().clone(), values.into(), a.validity().cloned()).boxed())
+}
+
 /// The `tls` report as a table: one row per protocol and cipher, then one `plain`
 /// row (the CSV columns).
 pub fn tls_frame(report: &TlsReport) -> PolarsResult<DataFrame> {
@@ -503,6 +515,29 @@ mod tests {
             out.push(k.map(|&k| values.value(k as usize)));
         }
         out.freeze().boxed()
+    }
+
+    /// A block's line numbers become its input's: each plus the lines before it, nulls
+    /// kept; a column of another type is an error.
+    #[test]
+    fn lines_after_adds_the_lines_before_the_block() {
+        let a = PrimitiveArray::<i64>::from(vec![Some(1), None, Some(5)]).boxed();
+        let got = lines_after(&a, 10).unwrap();
+        let got = got.as_any().downcast_ref::<PrimitiveArray<i64>>().unwrap();
+        assert_eq!(
+            got.iter().map(|v| v.copied()).collect::<Vec<_>>(),
+            [Some(11), None, Some(15)]
+        );
+        let same = lines_after(&a, 0).unwrap();
+        assert_eq!(
+            same.as_any().downcast_ref::<PrimitiveArray<i64>>(),
+            a.as_any().downcast_ref()
+        );
+        let far = lines_after(&a, u64::MAX).unwrap();
+        let far = far.as_any().downcast_ref::<PrimitiveArray<i64>>().unwrap();
+        assert_eq!(far.value(0), i64::MAX);
+        let text = Utf8ViewArray::from_slice_values(["1"]).boxed();
+        assert!(lines_after(&text, 1).is_err());
     }
 
     /// The block's arrays hold what the DataFrame of the same rows holds, column by

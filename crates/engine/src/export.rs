@@ -106,8 +106,15 @@ impl ExportJob<'_> {
 /// worker (about 64k rows of a typical log line).
 const PARQUET_BLOCK_SIZE: usize = 16 << 20;
 
-/// A block's row groups, encoded and compressed: per group, each column's pages.
-type EncodedGroups = Vec<Vec<Vec<CompressedPage>>>;
+/// A block's row group, encoded and compressed but for its `line` column: the worker
+/// read its own range of the file and numbered the lines from the block's start (how
+/// many lines came before is known once the blocks are merged in order).
+struct EncodedBlock {
+    /// Per column, per leaf, its pages (none yet for the `line` column).
+    columns: Vec<Vec<Vec<CompressedPage>>>,
+    /// The `line` column's place and its numbers within the block (from 1).
+    lines: Option<(usize, ArrayRef)>,
+}
 
 /// What a worker needs to encode row groups exactly as the file's writer would: its
 /// Parquet columns, encodings and options.
@@ -115,11 +122,13 @@ struct Encoder {
     fields: Vec<ParquetType>,
     encodings: Vec<Vec<Encoding>>,
     options: WriteOptions,
+    /// The place of the `line` column, encoded when the block is merged.
+    line: Option<usize>,
 }
 
 impl Encoder {
-    /// The encoder of `writer`'s file.
-    fn of<W: Write>(writer: &BatchedWriter<W>) -> Result<Encoder> {
+    /// The encoder of `writer`'s file, whose `line` column is at `line`.
+    fn of<W: Write>(writer: &BatchedWriter<W>, line: Option<usize>) -> Result<Encoder> {
         let file = writer
             .get_writer()
             .lock()
@@ -132,38 +141,64 @@ impl Encoder {
                 .map(|f| polars_parquet::write::get_dtype_encoding(&f.dtype))
                 .collect(),
             options: file.options(),
+            line,
         })
     }
 
-    /// Encode and compress a block's columns ([`BlockBuilder::finish`]) as one row
-    /// group (none when the block has no row).
-    fn encode(&self, rows: usize, arrays: &[ArrayRef]) -> PolarsResult<EncodedGroups> {
-        let mut groups = Vec::new();
-        if rows > 0 {
-            let mut columns = Vec::new();
-            let leaves = arrays.iter().zip(&self.fields).zip(&self.encodings);
-            for ((array, field), encoding) in leaves {
-                let encoded = polars_parquet::write::array_to_columns(
-                    array,
-                    field.clone(),
-                    self.options,
-                    encoding,
-                )?;
-                for pages in encoded {
-                    let mut kept = Vec::new();
-                    for page in pages {
-                        kept.push(polars_parquet::write::compress(
-                            page?,
-                            Vec::new(),
-                            self.options.compression,
-                        )?);
-                    }
-                    columns.push(kept);
-                }
+    /// Encode and compress column `i`, `array`: its pages, per leaf.
+    fn column(&self, i: usize, array: &ArrayRef) -> PolarsResult<Vec<Vec<CompressedPage>>> {
+        let (Some(field), Some(encoding)) = (self.fields.get(i), self.encodings.get(i)) else {
+            polars::prelude::polars_bail!(ComputeError: "no Parquet column {i}");
+        };
+        let encoded =
+            polars_parquet::write::array_to_columns(array, field.clone(), self.options, encoding)?;
+        let mut leaves = Vec::with_capacity(encoded.len());
+        for pages in encoded {
+            let mut kept = Vec::new();
+            for page in pages {
+                kept.push(polars_parquet::write::compress(
+                    page?,
+                    Vec::new(),
+                    self.options.compression,
+                )?);
             }
-            groups.push(columns);
+            leaves.push(kept);
         }
-        Ok(groups)
+        Ok(leaves)
+    }
+
+    /// Encode and compress a block's columns ([`BlockBuilder::finish`]) as one row
+    /// group, but for the `line` column (none when the block has no row).
+    fn encode(&self, rows: usize, arrays: Vec<ArrayRef>) -> PolarsResult<Option<EncodedBlock>> {
+        if rows == 0 {
+            return Ok(None);
+        }
+        let mut block = EncodedBlock {
+            columns: Vec::with_capacity(arrays.len()),
+            lines: None,
+        };
+        for (i, array) in arrays.into_iter().enumerate() {
+            if Some(i) == self.line {
+                block.columns.push(Vec::new());
+                block.lines = Some((i, array));
+            } else {
+                block.columns.push(self.column(i, &array)?);
+            }
+        }
+        Ok(Some(block))
+    }
+
+    /// The row group of `block`, whose first line is line `base + 1` of its input:
+    /// the `line` column encoded, then every column's pages in order.
+    fn finish(&self, block: EncodedBlock, base: u64) -> PolarsResult<Vec<Vec<CompressedPage>>> {
+        let mut columns = block.columns;
+        if let Some((i, lines)) = block.lines {
+            let lines = tlsgap_agg::frame::lines_after(&lines, base)?;
+            if let Some(c) = columns.get_mut(i) {
+                *c = self.column(i, &lines)?;
+            }
+        }
+        Ok(columns.into_iter().flatten().collect())
     }
 }
 
@@ -176,8 +211,8 @@ enum RowSink<'o> {
 
 enum Rows {
     Text(Vec<u8>),
-    /// Row groups encoded by the worker.
-    Encoded(PolarsResult<EncodedGroups>),
+    /// The row group encoded by the worker (none: no row).
+    Encoded(PolarsResult<Option<EncodedBlock>>),
     /// One frame per day of the block, in order of first appearance.
     Dated(Vec<(dataset::Day, polars::prelude::PolarsResult<DataFrame>)>),
 }
@@ -194,8 +229,11 @@ impl Job for ExportJob<'_> {
     /// The sizes of the Parquet text columns' tables in the worker's last block.
     type Worker = SpareTables;
 
+    /// Text rows and dated frames hold their line numbers; a Parquet row group's
+    /// `line` column is encoded when its block is merged ([`Encoder::finish`]), so
+    /// that workers read their own ranges of a file (no copy by the reader thread).
     fn needs_line_base(&self) -> bool {
-        true
+        self.encoder.is_none()
     }
 
     fn block_size(&self) -> usize {
@@ -268,7 +306,7 @@ impl Job for ExportJob<'_> {
             match (frame, &self.encoder) {
                 (Some(f), Some(encoder)) => {
                     let rows = f.len();
-                    Rows::Encoded(f.finish(spare).and_then(|a| encoder.encode(rows, &a)))
+                    Rows::Encoded(f.finish(spare).and_then(|a| encoder.encode(rows, a)))
                 }
                 _ => Rows::Text(text),
             }
@@ -520,7 +558,8 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
             let writer = ParquetWriter::new(out)
                 .with_key_value_metadata(Some(dataset::file_metadata()))
                 .batched(empty.schema())?;
-            encoder = Some(Encoder::of(&writer)?);
+            let line = schema.columns.iter().position(|c| c.source == Source::Line);
+            encoder = Some(Encoder::of(&writer, line)?);
             RowSink::Parquet(Box::new(writer))
         }
         _ => RowSink::Text(out),
@@ -535,14 +574,15 @@ pub fn run(run: &RunOptions, opts: &ExportOptions, out: &mut dyn Write) -> Resul
         ndjson_keys: ndjson_keys(&schema),
         spare_text: Mutex::default(),
     };
-    let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
+    let summary = lines::run_job(run, prepared, &job, &mut bad, |meta, p| {
         match (&mut sink, p.rows) {
             (RowSink::Text(w), Rows::Text(bytes)) => {
                 w.write_all(&bytes)?;
                 job.give_back(bytes);
             }
-            (RowSink::Parquet(w), Rows::Encoded(groups)) => {
-                for group in groups? {
+            (RowSink::Parquet(w), Rows::Encoded(block)) => {
+                if let (Some(block), Some(encoder)) = (block?, &job.encoder) {
+                    let group = encoder.finish(block, meta.line_base)?;
                     // The number of rows is read from the pages.
                     w.write_row_group(u64::MAX, &group)?;
                 }
