@@ -150,11 +150,15 @@ enum BlockColumn {
 /// A dictionary-encoded text column being built.
 #[derive(Default)]
 struct TextColumn {
-    /// Key bytes seen → the value's place in `values` ([`NULL`]: null).
+    /// Key bytes seen → the value's place in `values` ([`NULL`]: null), with
+    /// [`ITSELF`] when the key is its own text.
     seen: KeyMap,
     /// What an absent key stands for, once met.
     absent: Option<u32>,
-    /// The distinct texts → their place in `values` (two keys may give one text).
+    /// The texts of the keys that are not their own text (escaped, not UTF-8) → their
+    /// place in `values`: two keys may give one text, and then one place. A key that
+    /// is its own text (most) is not copied here again: another spelling of it finds
+    /// it in `seen` ([`ITSELF`]).
     texts: ArenaMap<u32>,
     values: MutableBinaryViewArray<str>,
     /// Per row, its value's place (0 for a null row) and whether it is not null.
@@ -166,25 +170,17 @@ struct TextColumn {
 /// A row's place in [`TextColumn::seen`] when its value is null.
 const NULL: u32 = u32::MAX;
 
-/// The place of a new key's value in the dictionary `values` (whose distinct texts
-/// are `texts`), adding it if it is a new text ([`NULL`]: the value is null).
-fn place(
-    texts: &mut ArenaMap<u32>,
-    values: &mut MutableBinaryViewArray<str>,
-    value: Value<'_>,
-) -> u32 {
-    let Value::Text(text) = value else {
-        return NULL;
-    };
-    let hash = crate::arena::key_hash(text.as_bytes());
-    if let Some(p) = texts.get_mut_hashed(hash, text.as_bytes()) {
-        return *p;
+/// Marks a place in [`TextColumn::seen`] whose key is its own text (a block holds
+/// fewer rows, and so places, than this).
+const ITSELF: u32 = 1 << 31;
+
+/// The place a value of [`TextColumn::seen`] holds.
+fn place_of(held: u32) -> u32 {
+    if held == NULL {
+        NULL
+    } else {
+        held & !ITSELF
     }
-    // Fewer than `NULL` distinct values: a block holds at most its lines.
-    let p = u32::try_from(values.len()).unwrap_or(NULL - 1);
-    values.push_value(text.as_ref());
-    texts.insert_new_hashed(hash, text.as_bytes(), p);
-    p
 }
 
 /// How big the tables of a worker's last block's text columns grew, for the next
@@ -214,19 +210,76 @@ impl TextColumn {
 
     /// Add a row whose key is `key`; `value` gives its value when the key is new.
     fn push<'v>(&mut self, key: Option<&[u8]>, value: impl FnOnce() -> Value<'v>) {
-        let (texts, values) = (&mut self.texts, &mut self.values);
         let place = match key {
-            Some(k) => self
-                .seen
-                .get_or_insert_with(k, || place(texts, values, value())),
-            None => *self
-                .absent
-                .get_or_insert_with(|| place(texts, values, value())),
+            Some(k) => match self.seen.find(k) {
+                Ok(held) => place_of(held),
+                Err(hash) => {
+                    let held = self.new_key(k, hash, value());
+                    self.seen.insert(k, hash, held);
+                    place_of(held)
+                }
+            },
+            None => match self.absent {
+                Some(p) => p,
+                None => {
+                    let p = match value() {
+                        Value::Text(text) => self.spelt(&text),
+                        _ => NULL,
+                    };
+                    self.absent = Some(p);
+                    p
+                }
+            },
         };
         let valid = place != NULL;
         self.keys.push(if valid { place } else { 0 });
         self.valid.push(valid);
         self.nulls += usize::from(!valid);
+    }
+
+    /// What [`TextColumn::seen`] is to hold for a new key `k` (whose hash is `hash`)
+    /// of value `value`: its text's place, adding the text if it is new.
+    fn new_key(&mut self, k: &[u8], hash: u64, value: Value<'_>) -> u32 {
+        let Value::Text(text) = value else {
+            return NULL;
+        };
+        if text.as_bytes() != k {
+            return self.spelt(&text);
+        }
+        // The key is its own text (same bytes, so the same hash): met before only if
+        // a key spelt otherwise gave it.
+        let met = match self.texts.len() {
+            0 => None,
+            _ => self.texts.get_mut_hashed(hash, k).copied(),
+        };
+        met.unwrap_or_else(|| self.add(&text)) | ITSELF
+    }
+
+    /// The place of `text`, the value of a key spelt otherwise (or of an absent key),
+    /// adding it if new: among the other spellings' texts, or a key that is its own
+    /// text.
+    fn spelt(&mut self, text: &str) -> u32 {
+        let t = text.as_bytes();
+        let hash = crate::arena::key_hash(t);
+        if let Some(p) = self.texts.get_mut_hashed(hash, t) {
+            return *p;
+        }
+        if let Some(held) = self.seen.get_hashed(hash, t) {
+            if held != NULL && held & ITSELF != 0 {
+                return place_of(held);
+            }
+        }
+        let p = self.add(text);
+        self.texts.insert_new_hashed(hash, t, p);
+        p
+    }
+
+    /// Add a new text to the dictionary; its place.
+    fn add(&mut self, text: &str) -> u32 {
+        // Fewer than `ITSELF` distinct values: a block holds at most its lines.
+        let p = u32::try_from(self.values.len()).unwrap_or(ITSELF - 1);
+        self.values.push_value(text);
+        p.min(ITSELF - 1)
     }
 
     /// The sizes its tables grew to ([`SpareTables::sizes`]).
@@ -464,11 +517,16 @@ mod tests {
     fn lines(n: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         for i in 0..n {
-            let ua: &[u8] = match i % 5 {
+            let ua: &[u8] = match i % 9 {
                 0 => b"curl/8.5.0",
                 1 => br"A \x41 \xff\xfe bytes",
                 2 => b"A A \xff\xfe bytes",
                 3 => br#"quote \" inside"#,
+                // One text spelt escaped first, then as itself; and the other way.
+                5 => br"\x41gent",
+                6 => b"Agent",
+                7 => b"Cat",
+                8 => br"\x43at",
                 _ => b"-",
             };
             let client = if i % 3 == 0 {
@@ -586,6 +644,18 @@ mod tests {
             assert_eq!(arrays.len(), want.len());
             for ((got, want), c) in arrays.iter().zip(&want).zip(&schema.columns) {
                 assert_eq!(&plain(got), want, "{format}: {n} rows, column {}", c.name);
+                // A dictionary holds each text once, however many keys spell it.
+                if let Some(d) = got.as_any().downcast_ref::<DictionaryArray<u32>>() {
+                    let values = d.values().as_any().downcast_ref::<Utf8ViewArray>().unwrap();
+                    let texts: Vec<&str> = values.values_iter().collect();
+                    let distinct: std::collections::HashSet<&str> = texts.iter().copied().collect();
+                    assert_eq!(
+                        distinct.len(),
+                        texts.len(),
+                        "{format}: column {} {texts:?}",
+                        c.name
+                    );
+                }
             }
             if n > 128 {
                 let kind = |name: &str| {

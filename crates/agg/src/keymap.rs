@@ -63,11 +63,26 @@ impl KeyMap {
     }
 
     /// The value of `key`; when it is new, `value()` gives it and it is kept.
+    #[cfg(test)]
     pub(crate) fn get_or_insert_with(&mut self, key: &[u8], value: impl FnOnce() -> u32) -> u32 {
+        match self.find(key) {
+            Ok(v) => v,
+            Err(hash) => {
+                let v = value();
+                self.insert(key, hash, v);
+                v
+            }
+        }
+    }
+
+    /// The value of `key`, or its hash ([`key_hash`]) when it is not held (for
+    /// [`KeyMap::insert`]).
+    #[inline]
+    pub(crate) fn find(&mut self, key: &[u8]) -> Result<u32, u64> {
         let short = inline(key);
         if let Some(s) = &self.last {
             if self.holds(s, key, short.as_ref()) {
-                return s.value;
+                return Ok(s.value);
             }
         }
         let hash = key_hash(key);
@@ -77,29 +92,45 @@ impl KeyMap {
                 s.hash == hash && self.holds(s, key, short.as_ref())
             })
             .copied();
-        let slot = match found {
-            Some(s) => s,
+        match found {
+            Some(s) => {
+                self.last = Some(s);
+                Ok(s.value)
+            }
+            None => Err(hash),
+        }
+    }
+
+    /// The value of `key`, whose [`key_hash`] is `hash`, if held (the key found
+    /// last is not changed).
+    pub(crate) fn get_hashed(&self, hash: u64, key: &[u8]) -> Option<u32> {
+        let short = inline(key);
+        self.table
+            .find(hash, |s| {
+                s.hash == hash && self.holds(s, key, short.as_ref())
+            })
+            .map(|s| s.value)
+    }
+
+    /// Keep `key`, not held, whose [`key_hash`] is `hash`, with `value`.
+    #[inline]
+    pub(crate) fn insert(&mut self, key: &[u8], hash: u64, value: u32) {
+        let held = match inline(key) {
+            Some(k) => k,
             None => {
-                let held = match short {
-                    Some(k) => k,
-                    None => {
-                        let at = [self.long.len() as u64, 0];
-                        self.long.extend_from_slice(key);
-                        at
-                    }
-                };
-                let s = Slot {
-                    hash,
-                    len: u32::try_from(key.len()).unwrap_or(u32::MAX),
-                    value: value(),
-                    key: held,
-                };
-                self.table.insert_unique(hash, s, |s| s.hash);
-                s
+                let at = [self.long.len() as u64, 0];
+                self.long.extend_from_slice(key);
+                at
             }
         };
-        self.last = Some(slot);
-        slot.value
+        let s = Slot {
+            hash,
+            len: u32::try_from(key.len()).unwrap_or(u32::MAX),
+            value,
+            key: held,
+        };
+        self.table.insert_unique(hash, s, |s| s.hash);
+        self.last = Some(s);
     }
 }
 
