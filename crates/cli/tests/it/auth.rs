@@ -248,9 +248,21 @@ fn check_real_auth(dir: &Path) {
     };
     let v = auth(dir, &["--htpasswd", "htpasswd"]);
     check_order(&v, "htpasswd alone", true);
+    // tlsgap times its own verification of the hash, the run timed `htpasswd -vb`:
+    // two timings of one cost, on a machine whose speed moves between days (bcrypt
+    // cost 10 took 82 ms in the checked-in run, under 50 ms on 2026-11-28). A user
+    // within 1.5x of the 50 ms threshold may fall on either side of it; the others
+    // must be judged as the run measured them.
+    let mut judged = 0;
     for u in &ranked {
-        assert_eq!(user(&v, u)["htpasswd"]["flagged"], verify(u) > 0.05, "{u}");
+        let s = verify(u);
+        if s > 0.05 / 1.5 && s < 0.05 * 1.5 {
+            continue;
+        }
+        assert_eq!(user(&v, u)["htpasswd"]["flagged"], s > 0.05, "{u}: {s} s");
+        judged += 1;
     }
+    assert!(judged > 0, "no user far from the threshold: {ranked:?}");
     let v = auth(dir, &["--log", "access.log", "--log-format", fmt]);
     check_order(&v, "log alone", true);
     for u in &ranked {
