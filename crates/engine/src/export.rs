@@ -273,8 +273,12 @@ impl PageCompressor {
                     .unwrap_or(0),
                 };
                 let (head, values) = all.split_at(levels.min(all.len()));
-                let mut buffer = head.to_vec();
-                buffer.extend_from_slice(&z.compress(values)?);
+                let compressed = z.compress(values)?;
+                let buffer = if head.is_empty() {
+                    compressed
+                } else {
+                    [head, &compressed].concat()
+                };
                 let Some(rows) = page.num_rows else {
                     polars::prelude::polars_bail!(ComputeError: "a page to write without its rows");
                 };
