@@ -277,9 +277,9 @@ impl TextColumn {
     /// Add a new text to the dictionary; its place.
     fn add(&mut self, text: &str) -> u32 {
         // Fewer than `ITSELF` distinct values: a block holds at most its lines.
-        let p = u32::try_from(self.values.len()).unwrap_or(ITSELF - 1);
+        let p = u32::try_from(self.values.len()).map_or(ITSELF - 1, |p| p.min(ITSELF - 1));
         self.values.push_value(text);
-        p.min(ITSELF - 1)
+        p
     }
 
     /// The sizes its tables grew to ([`SpareTables::sizes`]).

@@ -86,13 +86,7 @@ impl KeyMap {
             }
         }
         let hash = key_hash(key);
-        let found = self
-            .table
-            .find(hash, |s| {
-                s.hash == hash && self.holds(s, key, short.as_ref())
-            })
-            .copied();
-        match found {
+        match self.slot(hash, key, short.as_ref()) {
             Some(s) => {
                 self.last = Some(s);
                 Ok(s.value)
@@ -104,12 +98,15 @@ impl KeyMap {
     /// The value of `key`, whose [`key_hash`] is `hash`, if held (the key found
     /// last is not changed).
     pub(crate) fn get_hashed(&self, hash: u64, key: &[u8]) -> Option<u32> {
-        let short = inline(key);
+        self.slot(hash, key, inline(key).as_ref()).map(|s| s.value)
+    }
+
+    /// The slot of `key` (whose hash is `hash`; `short`: packed, when it fits).
+    #[inline]
+    fn slot(&self, hash: u64, key: &[u8], short: Option<&[u64; 2]>) -> Option<Slot> {
         self.table
-            .find(hash, |s| {
-                s.hash == hash && self.holds(s, key, short.as_ref())
-            })
-            .map(|s| s.value)
+            .find(hash, |s| s.hash == hash && self.holds(s, key, short))
+            .copied()
     }
 
     /// Keep `key`, not held, whose [`key_hash`] is `hash`, with `value`.
