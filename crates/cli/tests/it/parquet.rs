@@ -38,6 +38,11 @@ fn check_parquet(parquet: &Path, expected: &Path, extra: &[&str]) {
 
 /// Export `log` as Parquet and as NDJSON into `dir` and compare them.
 fn export_and_check(dir: &Path, stem: &str, log: &Path, log_format: &str, jobs: &str) {
+    export_all_and_check(dir, stem, &[log], log_format, jobs);
+}
+
+/// Export `logs` as Parquet and as NDJSON into `dir` and compare them.
+fn export_all_and_check(dir: &Path, stem: &str, logs: &[&Path], log_format: &str, jobs: &str) {
     let parquet = dir.join(format!("{stem}.parquet"));
     let o = tlsgap()
         .args([
@@ -52,7 +57,7 @@ fn export_and_check(dir: &Path, stem: &str, log: &Path, log_format: &str, jobs: 
         ])
         .arg("-o")
         .arg(&parquet)
-        .arg(log)
+        .args(logs)
         .output()
         .unwrap();
     assert_code(&o, 0);
@@ -68,7 +73,7 @@ fn export_and_check(dir: &Path, stem: &str, log: &Path, log_format: &str, jobs: 
             "--log-format",
             log_format,
         ])
-        .arg(log)
+        .args(logs)
         .output()
         .unwrap();
     assert_code(&o, 0);
@@ -103,6 +108,27 @@ fn export_parquet_of_a_generated_multi_block_log_matches_ndjson() {
     let g = util::generated_log(9 << 20);
     let log = write(dir.path(), "big.log", &g.bytes);
     export_and_check(dir.path(), "big", &log, "combinedssl", "2");
+}
+
+/// Two files of two row groups each (a worker reads each 16 MiB range of a file
+/// itself and numbers its lines from the range's first; the merging side adds the lines
+/// before it, per file), the first damaged in its second range (garbage, a NUL byte, a
+/// line cut short): the `line` column holds each file's own line numbers, as NDJSON's.
+#[test]
+fn export_parquet_of_two_damaged_files_numbers_each_files_lines() {
+    if !python_ready("export_parquet_of_two_damaged_files_numbers_each_files_lines") {
+        return;
+    }
+    let dir = util::tempdir();
+    let g = util::generated_log(18 << 20);
+    let cut = 17 << 20;
+    let at = cut + g.bytes[cut..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    let mut damaged = g.bytes[..at].to_vec();
+    damaged.extend_from_slice(b"garbage \0 line\n10.0.0.1 - - [21/Nov/2026:18:0\n");
+    damaged.extend_from_slice(&g.bytes[at..]);
+    let a = write(dir.path(), "a.log", &damaged);
+    let b = write(dir.path(), "b.log", &g.bytes);
+    export_all_and_check(dir.path(), "two", &[&a, &b], "combinedssl", "2");
 }
 
 #[test]
