@@ -108,8 +108,13 @@ impl ExportJob<'_> {
 }
 
 /// Bytes per block for a Parquet file: one block is one row group, encoded by a
-/// worker (about 64k rows of a typical log line).
-const PARQUET_BLOCK_SIZE: usize = 16 << 20;
+/// worker (about 125,000 rows of a typical log line, near DuckDB's 122,880). The
+/// writer keeps ~60 KiB per row group (page headers and column metadata, for the page
+/// index and the footer) until the file ends: with 16 MiB blocks the peak memory of a
+/// 10M-line export was 1.15-1.16 times a 1M-line one's, with 32 MiB 1.04 times, and
+/// the file is 8 % smaller (fewer dictionary pages), for about 30 MiB more per worker
+/// (issue 12, BENCHMARKS.md).
+const PARQUET_BLOCK_SIZE: usize = 32 << 20;
 
 /// A block's row group, encoded and compressed but for its `line` column: the worker
 /// read its own range of the file and numbered the lines from the block's start (how

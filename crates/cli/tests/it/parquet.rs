@@ -103,14 +103,14 @@ fn export_parquet_of_a_generated_multi_block_log_matches_ndjson() {
         return;
     }
     let dir = util::tempdir();
-    // Times in four offsets; NDJSON in several 4 MiB blocks, Parquet in one 16 MiB
+    // Times in four offsets; NDJSON in several 4 MiB blocks, Parquet in one 32 MiB
     // block (several row groups: the test below).
     let g = util::generated_log(9 << 20);
     let log = write(dir.path(), "big.log", &g.bytes);
     export_and_check(dir.path(), "big", &log, "combinedssl", "2");
 }
 
-/// Two files of two row groups each (a worker reads each 16 MiB range of a file
+/// Two files of two row groups each (a worker reads each 32 MiB range of a file
 /// itself and numbers its lines from the range's first; the merging side adds the lines
 /// before it, per file), the first damaged in its second range (garbage, a NUL byte, a
 /// line cut short): the `line` column holds each file's own line numbers, as NDJSON's.
@@ -120,8 +120,8 @@ fn export_parquet_of_two_damaged_files_numbers_each_files_lines() {
         return;
     }
     let dir = util::tempdir();
-    let g = util::generated_log(18 << 20);
-    let cut = 17 << 20;
+    let g = util::generated_log(34 << 20);
+    let cut = 33 << 20;
     let at = cut + g.bytes[cut..].iter().position(|&b| b == b'\n').unwrap() + 1;
     let mut damaged = g.bytes[..at].to_vec();
     damaged.extend_from_slice(b"garbage \0 line\n10.0.0.1 - - [21/Nov/2026:18:0\n");
@@ -132,16 +132,16 @@ fn export_parquet_of_two_damaged_files_numbers_each_files_lines() {
 }
 
 #[test]
-fn export_parquet_writes_one_row_group_per_16_mib_of_log() {
-    if !python_ready("export_parquet_writes_one_row_group_per_16_mib_of_log") {
+fn export_parquet_writes_one_row_group_per_32_mib_of_log() {
+    if !python_ready("export_parquet_writes_one_row_group_per_32_mib_of_log") {
         return;
     }
     let dir = util::tempdir();
-    // 40 MiB of log: blocks of 16 MiB, each one row group encoded by a worker (issue
-    // 12: the writer only appends), so 16 + 16 + 8 MiB: three groups, the first two
-    // of at least 16 MiB worth of lines. Not the 4 MiB blocks of the other commands:
+    // 72 MiB of log: blocks of 32 MiB, each one row group encoded by a worker (issue
+    // 12: the writer only appends), so 32 + 32 + 8 MiB: three groups, the first two
+    // of at least 32 MiB worth of lines. Not the 4 MiB blocks of the other commands:
     // many small row groups made the writer's memory grow and the file larger.
-    let g = util::generated_log(40 << 20);
+    let g = util::generated_log(72 << 20);
     let longest = g
         .bytes
         .split(|&b| b == b'\n')
@@ -170,7 +170,7 @@ fn export_parquet_writes_one_row_group_per_16_mib_of_log() {
     assert!(parsed <= g.lines, "{groups:?} of {} lines", g.lines);
     for &rows in &groups[..2] {
         assert!(
-            rows >= (16 << 20) / longest as u64,
+            rows >= (32 << 20) / longest as u64,
             "row groups {groups:?} (longest line {longest} bytes)"
         );
     }
