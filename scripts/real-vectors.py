@@ -85,6 +85,24 @@ NGINX_FORMATS = {
                    '"http_user_agent":"$http_user_agent",'
                    '"ssl_protocol":"$ssl_protocol","ssl_cipher":"$ssl_cipher",'
                    '"request_time":$request_time}'),
+    # escape=none: raw bytes, and a variable nginx cannot find (the TLS pair of a
+    # plain-HTTP request, a header not sent, no user) written as nothing, quoted or
+    # not
+    "nginx_none": ("none",
+                   '$remote_addr - $remote_user [$time_local] "$request" $status '
+                   '$body_bytes_sent "$http_referer" "$http_user_agent" '
+                   '"$ssl_protocol" "$ssl_cipher"'),
+    "nginx_none_bare": ("none",
+                        '$remote_addr - $remote_user [$time_local] "$request" $status '
+                        '$body_bytes_sent "$http_referer" "$http_user_agent" '
+                        "$ssl_protocol $ssl_cipher"),
+    # upstream lists ("a, b" per server tried, "-" when not proxied) before the TLS
+    # pair: a list cut at its ", " would shift the pair
+    "nginx_upstream": (None,
+                       '$remote_addr - $remote_user [$time_local] "$request" $status '
+                       '$body_bytes_sent "$http_referer" "$http_user_agent" '
+                       "$upstream_addr $upstream_status $upstream_response_time "
+                       "$ssl_protocol $ssl_cipher"),
 }
 
 # output log name -> (server, format nickname)
@@ -97,6 +115,9 @@ LOGS = [
     ("apache-combinedssl_t.log", "apache", "combinedssl_t"),
     ("nginx-main_ssl.log", "nginx", "nginx_main_ssl"),
     ("nginx-ssl_rt.log", "nginx", "nginx_ssl_rt"),
+    ("nginx-none.log", "nginx", "nginx_none"),
+    ("nginx-none_bare.log", "nginx", "nginx_none_bare"),
+    ("nginx-upstream.log", "nginx", "nginx_upstream"),
 ]
 
 REQ_KEYS = ["request", "method", "target", "http_version"]
@@ -120,6 +141,9 @@ FORMAT_KEYS = {
 FORMAT_KEYS["combinedssl_t"] = FORMAT_KEYS["combinedssl"]
 FORMAT_KEYS["nginx_main_ssl"] = FORMAT_KEYS["nginx_ssl"]
 FORMAT_KEYS["nginx_ssl_rt"] = FORMAT_KEYS["nginx_ssl"]
+FORMAT_KEYS["nginx_none"] = FORMAT_KEYS["nginx_ssl"]
+FORMAT_KEYS["nginx_none_bare"] = FORMAT_KEYS["nginx_ssl"]
+FORMAT_KEYS["nginx_upstream"] = FORMAT_KEYS["nginx_ssl"]
 KEY_ORDER = ["client", "user", "request", "method", "target", "http_version",
              "status", "bytes", "referer", "user_agent", "tls_protocol",
              "tls_cipher", "pid"]
@@ -269,11 +293,26 @@ def nginx_conf(tmp, www, cert, key, dh, plain, tls):
     ]
     for nick in NGINX_FORMATS:
         L.append("    access_log %s/logs/%s.log %s;" % (d, nick, nick))
+    # /up/ is proxied to two upstream servers, the first one not listening: a
+    # request that tries it first is logged with lists ("a, b", "502, 200")
+    back, dead = free_port(), free_port()
     L += [
         "    location /private {",
         '      auth_basic "tlsgap private";',
         "      auth_basic_user_file %s/htpasswd;" % tmp,
         "    }",
+        "    location /up/ {",
+        "      proxy_pass http://tlsgap_up/;",
+        "    }",
+        "  }",
+        "  upstream tlsgap_up {",
+        "    server 127.0.0.1:%d max_fails=0;" % dead,
+        "    server 127.0.0.1:%d max_fails=0;" % back,
+        "  }",
+        "  server {",
+        "    listen 127.0.0.1:%d;" % back,
+        "    access_log off;",
+        '    location / { return 200 "up\\n"; }',
         "  }",
         "}",
     ]
@@ -486,6 +525,10 @@ def build_requests(plain_port_for_abs):
                     port="plain", raw=b"", raw_shutdown=True, ua=None,
                     expect_no_line=True))
     # a final ordinary request so the id-less ones are bracketed by ids
+    # nginx proxies /up/ (Apache answers 404): the upstream variables hold lists
+    for i in range(3):
+        add("proxied to an upstream group %d" % i, target_fmt=b"/up/?id=%d")
+    add("proxied to an upstream group (plain)", port="plain", target_fmt=b"/up/?id=%d")
     add("final plain GET", port="plain")
     return reqs
 
@@ -889,10 +932,10 @@ def main():
                 full = expected_record(server, reqs[idx], results[idx], default_ua,
                                        apache_pid if nick == "combinedssl_dp" else None)
                 rec = {k: full[k] for k in KEY_ORDER if k in keys and k in full}
-                if NGINX_FORMATS.get(nick, (None,))[0] == "json":
-                    # escape=json writes a variable that is not found as ""
-                    # (not "-"), so "sent empty" and "not sent" look the same
-                    # there: keep null (not sent), omit the empty ones
+                if NGINX_FORMATS.get(nick, (None,))[0] in ("json", "none"):
+                    # escape=json and escape=none write a variable that is not
+                    # found as "" (not "-"), so "sent empty" and "not sent" look
+                    # the same there: keep null (not sent), omit the empty ones
                     for k in ("user", "referer", "user_agent"):
                         if rec.get(k) == "":
                             del rec[k]
@@ -976,7 +1019,8 @@ Keys are also omitted where the server is known to log something other than
 what was sent (rules in the script, marked `server_drop`): Apache's fake
 request line for plain HTTP on the TLS port, Apache's truncations and password
 masking, nginx's `-` for an empty user, the headers of 400 responses, and in
-`nginx-json` the empty strings (escape=json logs a missing variable as `""`).
+`nginx-json`, `nginx-none` and `nginx-none_bare` the empty strings (escape=json
+and escape=none log a missing variable as `""`, quoted or not).
 
 Requests that were sent but did not produce a log line (not in the .jsonl):
 {nolines}
@@ -1013,7 +1057,12 @@ What the servers really wrote (Apache 2.4.71, nginx 1.22.1):
 - HTTP/0.9 `GET /x` is logged with two words and status 200 by both; Apache
   answers `HTTP/9.9` with 200, nginx with 505; Apache answers POST to a static
   file and `OPTIONS *` with 200, nginx with 405 / 400.
-- On plain HTTP the SSL fields are `-` (nginx escape=json: `""`).
+- On plain HTTP the SSL fields are `-` (nginx escape=json and escape=none:
+  nothing).
+- nginx proxying to two upstream servers, the first not listening, logs
+  `$upstream_addr` `127.0.0.1:P1, 127.0.0.1:P2`, `$upstream_status` `502, 200`,
+  `$upstream_response_time` `0.000, 0.000` (one item per server tried; `-` on a
+  request that was not proxied).
 - A failed TLS handshake and a connection closed without data are not logged.
 """
 

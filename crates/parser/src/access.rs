@@ -115,9 +115,9 @@ impl<'a> Record<'a> {
     /// The raw bytes of field `idx` as they are in the line, `None` when absent (`-`).
     pub fn raw(&self, idx: usize) -> Option<&'a [u8]> {
         let v = *self.spans.get(idx)?;
-        // nginx `escape=json` writes a variable it cannot find as "" (not `-`), and
-        // cannot tell it from a value sent empty: both are absent.
-        if v == b"-" || (v.is_empty() && self.format.escaping == Escaping::NginxJson) {
+        // nginx `escape=json` and `escape=none` write a variable it cannot find as ""
+        // (not `-`), and cannot tell it from a value sent empty: both are absent.
+        if v == b"-" || (v.is_empty() && empty_is_absent(self.format.escaping)) {
             None
         } else {
             Some(v)
@@ -640,7 +640,8 @@ struct End<'f> {
     rule: EndRule<'f>,
     /// Whether the field may end at a later delimiter ([`retryable`]).
     retry: bool,
-    /// An empty value is a mismatch (a token, which servers write `-` when missing).
+    /// An empty value is a mismatch (a token, which servers write `-` when missing,
+    /// but for nginx `escape=json` and `escape=none`, which write nothing).
     dash_token: bool,
 }
 
@@ -664,6 +665,7 @@ impl<'f> End<'f> {
         // What `find_end` does before its plain `memchr` of the literal's first byte.
         let special = |lit: &[u8]| {
             bracketed
+                || field.upstream_list
                 || (lit.first() == Some(&b'"') && quoted_text)
                 || (lit.len() > 1 && (field.raw_ok || field.kind == Kind::Text))
         };
@@ -685,7 +687,7 @@ impl<'f> End<'f> {
         End {
             rule,
             retry: retryable(field, next),
-            dash_token: field.kind == Kind::Token && escaping != Escaping::NginxJson,
+            dash_token: field.kind == Kind::Token && !empty_is_absent(escaping),
         }
     }
 
@@ -739,6 +741,9 @@ fn find_end(
     }
     let first = *lit.first()?;
     let hay = line.get(from..)?;
+    if field.upstream_list {
+        return upstream_list_end(line, start, from, lit);
+    }
     if first == b'"'
         && field.kind == Kind::Text
         && matches!(escaping, Escaping::Apache | Escaping::NginxJson)
@@ -871,6 +876,39 @@ fn retryable(field: &Field, next: Option<&[u8]>) -> bool {
                 || (field.kind == Kind::Token && lit.first() == Some(&b':'))
         }
     }
+}
+
+/// Whether nginx writes a variable it cannot find as nothing (`escape=json`,
+/// `escape=none`) rather than `-`.
+fn empty_is_absent(escaping: Escaping) -> bool {
+    matches!(escaping, Escaping::NginxJson | Escaping::None)
+}
+
+/// Where an nginx upstream list that starts at `start` ends: at the first `lit`
+/// (looked for from `from` on) that does not begin with one of the list's own spaces,
+/// the one after a comma (`0.001, 0.002`) and those around a colon (`502 : 200`).
+fn upstream_list_end(line: &[u8], start: usize, from: usize, lit: &[u8]) -> Option<usize> {
+    let first = *lit.first()?;
+    let mut at = from;
+    while let Some(p) = memchr::memchr(first, line.get(at..)?) {
+        let q = at + p;
+        let rest = line.get(q..)?;
+        if first == b' ' && q > start {
+            if line.get(q - 1) == Some(&b',') {
+                at = q + 1;
+                continue;
+            }
+            if rest.starts_with(b" : ") {
+                at = q + 3;
+                continue;
+            }
+        }
+        if has_prefix(rest, lit) {
+            return Some(q);
+        }
+        at = q + 1;
+    }
+    None
 }
 
 /// Whether a field can start at `pos` (a bracketed time needs its `[`).
@@ -1007,6 +1045,103 @@ mod tests {
             parse("combinedssl", b"not a log line at all"),
             Err(Reason::Mismatch)
         );
+    }
+
+    /// nginx `escape=none` writes a variable it cannot find (the TLS pair of a
+    /// plain-HTTP request, a missing header, no user) as nothing, quoted or not: those
+    /// are absent, not malformed (lines as nginx 1.22.1 wrote them).
+    #[test]
+    fn escape_none_writes_missing_variables_as_nothing() {
+        let quoted = r#"log_format rawnone escape=none '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$ssl_protocol" "$ssl_cipher"';"#;
+        let bare = r#"log_format rawnone2 escape=none '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher';"#;
+        // (user, referer, User-Agent, protocol, cipher)
+        let tls = |v: &[Option<Vec<u8>>]| {
+            (
+                v[1].clone(),
+                v[6].clone(),
+                v[7].clone(),
+                v[8].clone(),
+                v[9].clone(),
+            )
+        };
+        for (fmt, line, want) in [
+            (
+                quoted,
+                &br#"127.0.0.1 -  [28/Nov/2026:03:21:06 +0000] "GET / HTTP/1.1" 200 6 "" "plain-ua" "" """#[..],
+                (None, None, Some(b"plain-ua".to_vec()), None, None),
+            ),
+            (
+                bare,
+                br#"127.0.0.1 -  [28/Nov/2026:03:21:06 +0000] "GET / HTTP/1.1" 200 6 "" "plain-ua"  "#,
+                (None, None, Some(b"plain-ua".to_vec()), None, None),
+            ),
+            (
+                bare,
+                br#"127.0.0.1 -  [28/Nov/2026:03:21:06 +0000] "GET / HTTP/1.1" 200 6 "" "curl-a" TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256"#,
+                (
+                    None,
+                    None,
+                    Some(b"curl-a".to_vec()),
+                    Some(b"TLSv1.2".to_vec()),
+                    Some(b"ECDHE-RSA-AES128-GCM-SHA256".to_vec()),
+                ),
+            ),
+        ] {
+            let v = parse(fmt, line).unwrap_or_else(|e| panic!("{e:?}: {}", line.escape_ascii()));
+            assert_eq!(tls(&v), want, "{}", line.escape_ascii());
+        }
+        // With the default escaping nginx writes `-`: nothing there is malformed.
+        let default =
+            r#"log_format d '$remote_addr "$http_user_agent" $ssl_protocol $ssl_cipher';"#;
+        assert_eq!(
+            parse(default, br#"127.0.0.1 "ua"  "#),
+            Err(Reason::Mismatch)
+        );
+        // The last token, after an upstream list nginx did not fill.
+        let none_rt = r#"log_format n escape=none '$remote_addr $upstream_status $request_time $ssl_cipher';"#;
+        let v = parse(none_rt, b"127.0.0.1 - 0.001 ").unwrap();
+        assert_eq!(v[3], None);
+    }
+
+    /// nginx's upstream lists hold `, ` and ` : `: a field after one is not cut
+    /// into it (lines as nginx 1.22.1 wrote them, the first upstream down).
+    #[test]
+    fn upstream_lists_keep_their_spaces() {
+        let timing = r#"log_format timing2 '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $ssl_protocol $ssl_cipher $request_time $upstream_response_time $pipe';"#;
+        let v = parse(
+            timing,
+            br#"127.0.0.1 - - [28/Nov/2026:03:21:31 +0000] "GET /fo/a HTTP/1.1" 200 9 "-" "fo-tls" TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 0.000 0.000, 0.000 ."#,
+        )
+        .unwrap();
+        let n = v.len();
+        assert_eq!(v[n - 2].as_deref(), Some(&b"0.000, 0.000"[..]));
+        assert_eq!(v[n - 1].as_deref(), Some(&b"."[..]));
+        let ups = r#"log_format ups3 '$remote_addr "$http_user_agent" $ssl_protocol $ssl_cipher $upstream_addr $upstream_status $upstream_response_time $request_time';"#;
+        for (line, want) in [
+            (
+                &br#"127.0.0.1 "fo-tls" TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 127.0.0.1:18099, 127.0.0.1:18081 502, 200 0.000, 0.000 0.000"#[..],
+                ["127.0.0.1:18099, 127.0.0.1:18081", "502, 200", "0.000, 0.000", "0.000"],
+            ),
+            (
+                br#"127.0.0.1 "fo-tls" TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 127.0.0.1:18081 200 0.000 0.000"#,
+                ["127.0.0.1:18081", "200", "0.000", "0.000"],
+            ),
+            // Two server groups (an internal redirect): ` : ` between them.
+            (
+                br#"127.0.0.1 "fo-tls" TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 10.0.0.1:80, 10.0.0.2:80 : unix:/tmp/s 502, 504 : 200 0.001, 0.002 : 0.003 0.010"#,
+                ["10.0.0.1:80, 10.0.0.2:80 : unix:/tmp/s", "502, 504 : 200", "0.001, 0.002 : 0.003", "0.010"],
+            ),
+            (
+                br#"127.0.0.1 "fo-tls" TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 - - - 0.000"#,
+                ["-", "-", "-", "0.000"],
+            ),
+        ] {
+            let v = parse(ups, line).unwrap_or_else(|e| panic!("{e:?}: {}", line.escape_ascii()));
+            let got: Vec<&[u8]> = v[4..8].iter().map(|x| x.as_deref().unwrap_or(b"-")).collect();
+            let want: Vec<&[u8]> = want.iter().map(|w| w.as_bytes()).collect();
+            assert_eq!(got, want, "{}", line.escape_ascii());
+            assert_eq!(v[3].as_deref(), Some(&b"ECDHE-RSA-AES128-GCM-SHA256"[..]));
+        }
     }
 
     #[test]

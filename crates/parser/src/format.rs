@@ -183,6 +183,10 @@ pub struct Field {
     pub raw_ok: bool,
     /// Apache `%u` writes an empty user as `""` outside any quotes.
     pub empty_as_quotes: bool,
+    /// nginx's upstream lists (`$upstream_addr`, `$upstream_status`, …): one value per
+    /// upstream server tried, `, ` between them and ` : ` between server groups, so a
+    /// space after a comma or around a colon is the value's own.
+    pub upstream_list: bool,
     /// CLF byte counts (`%b`) write zero as `-`: the value is 0, not absent.
     pub dash_is_zero: bool,
     /// A third-party module's directive (`%{TX.anomaly_score}M`): a letter httpd and
@@ -381,6 +385,7 @@ impl Format {
                         micros_per_unit: spec.micros_per_unit,
                         raw_ok: spec.raw_ok || escaping == Escaping::None,
                         empty_as_quotes: spec.empty_as_quotes,
+                        upstream_list: spec.upstream_list,
                         dash_is_zero: spec.dash_is_zero,
                         opaque: spec.opaque,
                     });
@@ -466,6 +471,7 @@ struct FieldSpec {
     micros_per_unit: Option<u64>,
     raw_ok: bool,
     empty_as_quotes: bool,
+    upstream_list: bool,
     dash_is_zero: bool,
     opaque: bool,
 }
@@ -480,6 +486,7 @@ impl FieldSpec {
             micros_per_unit: None,
             raw_ok: false,
             empty_as_quotes: false,
+            upstream_list: false,
             dash_is_zero: false,
             opaque: false,
         }
@@ -1041,8 +1048,10 @@ fn nginx_field(dir: &str, name: &str) -> FieldSpec {
         _ => f(Text, &[], &sanitize("", name)),
     };
     if name.starts_with("upstream_") {
-        // "0.012, 0.034 : 0.001" lists: keep them as text.
+        // "0.012, 0.034 : 0.001" lists: keep them as text, ended by a space that is
+        // not the list's own.
         spec.kind = Text;
+        spec.upstream_list = true;
     }
     spec
 }

@@ -266,6 +266,25 @@ fn looks_like_user_agent(values: &[&[u8]]) -> bool {
     })
 }
 
+/// The 1-based columns of the TLS protocol and its cipher: the cipher right after the
+/// protocol (or a column of dashes there: a `- -` pair of plain-HTTP lines), else the
+/// first column of cipher names anywhere on the line (nginx logs may put
+/// `$ssl_protocol` and `$ssl_cipher` far apart). `None` without both.
+fn tls_columns(columns: &[(Kind, Vec<&[u8]>)]) -> Option<(usize, usize)> {
+    let protocol = columns.iter().position(|(k, _)| *k == Kind::Protocol)?;
+    let next = columns.get(protocol + 1).map(|(k, _)| *k);
+    let cipher = if next == Some(Kind::Cipher) {
+        protocol + 1
+    } else {
+        match columns.iter().position(|(k, _)| *k == Kind::Cipher) {
+            Some(c) => c,
+            None if next == Some(Kind::Dash) => protocol + 1,
+            None => return None,
+        }
+    };
+    Some((protocol + 1, cipher + 1))
+}
+
 /// Infer a format from `lines` (see the module docs); `None` when the lines have no
 /// common layout this rule can read.
 pub fn infer(lines: &[&[u8]]) -> Option<Inferred> {
@@ -302,7 +321,7 @@ pub fn infer(lines: &[&[u8]]) -> Option<Inferred> {
     let mut seen_bytes = false;
     let mut quoted_after_status = 0;
     let mut seen_duration = false;
-    let mut tls = None;
+    let tls = tls_columns(&columns);
     let dashes_before_time = columns
         .iter()
         .take_while(|(k, _)| *k != Kind::Time)
@@ -349,10 +368,7 @@ pub fn infer(lines: &[&[u8]]) -> Option<Inferred> {
                 seen_bytes = true;
                 pick("%b", "$body_bytes_sent")
             }
-            Kind::Protocol => {
-                tls = Some((n, n + 1));
-                pick("%{SSL_PROTOCOL}x", "$ssl_protocol")
-            }
+            Kind::Protocol => pick("%{SSL_PROTOCOL}x", "$ssl_protocol"),
             Kind::Cipher | Kind::Dash if tls.is_some_and(|(_, c)| c == n) => {
                 pick("%{SSL_CIPHER}x", "$ssl_cipher")
             }
@@ -443,6 +459,28 @@ mod tests {
         assert_eq!(i.tls_fields, Some((3, 4)));
         assert!(i.format.has(Role::TlsCipher) && i.format.has(Role::Duration));
         assert!(i.directive().starts_with("LogFormat \"%h %t "));
+    }
+
+    /// nginx with `$ssl_protocol` third and `$ssl_cipher` last (lines as nginx 1.22.1
+    /// wrote them, the second a plain-HTTP request).
+    #[test]
+    fn protocol_and_cipher_apart() {
+        let lines: Vec<&[u8]> = vec![
+            br#"127.0.0.1 [28/Nov/2026:03:21:06 +0000] TLSv1.2 "GET / HTTP/1.1" 200 6 "curl-a" ECDHE-RSA-AES128-GCM-SHA256"#,
+            br#"127.0.0.1 [28/Nov/2026:03:21:06 +0000] - "GET / HTTP/1.1" 200 6 "plain-ua" -"#,
+            br#"::1 [28/Nov/2026:03:21:07 +0000] TLSv1.3 "GET /x HTTP/1.1" 200 6 "h2-client" TLS_AES_128_GCM_SHA256"#,
+        ];
+        let i = infer(&lines).unwrap();
+        assert_eq!(
+            i.format_text,
+            r#"%h %t %{SSL_PROTOCOL}x "%r" %>s %b "%{Referer}i" %{SSL_CIPHER}x"#
+        );
+        assert_eq!(i.tls_fields, Some((3, 8)));
+        assert_eq!((i.fits, i.sampled), (3, 3));
+        // A protocol without any cipher column names no pair.
+        let lines: Vec<&[u8]> =
+            vec![br#"127.0.0.1 [28/Nov/2026:03:21:06 +0000] TLSv1.2 "GET / HTTP/1.1" 200 6"#];
+        assert_eq!(infer(&lines).unwrap().tls_fields, None);
     }
 
     #[test]

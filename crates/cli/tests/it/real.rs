@@ -168,6 +168,7 @@ fn fresh_real_vectors_from_real_servers_match_expected() {
     let out = dir.path().join("real");
     util::run_script("real-vectors.py", &[out.as_os_str()]);
     assert_no_failures(&check_dir(&out));
+    check_upstream_lists(&out);
     // `--log-format auto` on what the servers wrote: the presets and the common
     // variants (a duration or X-Forwarded-For appended) are recognised, and the
     // answer is the one the pasted format gives.
@@ -206,6 +207,60 @@ fn fresh_real_vectors_from_real_servers_match_expected() {
         assert_code(&given, 0);
         assert_eq!(util::stdout(&auto), util::stdout(&given), "{log}");
     }
+}
+
+/// nginx's upstream lists as `export` reads them from what nginx wrote (the first of
+/// the two upstream servers is not listening): per row, the three variables list one
+/// item per server tried, statuses are statuses and times are times, and some row
+/// tried both servers.
+fn check_upstream_lists(dir: &Path) {
+    let formats: BTreeMap<String, String> =
+        serde_json::from_slice(&std::fs::read(dir.join("formats.json")).unwrap()).unwrap();
+    let log = dir.join("nginx-upstream.log");
+    let o = tlsgap()
+        .args(["export", "--format", "ndjson", "-q", "--log-format"])
+        .arg(&formats["nginx-upstream.log"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let mut proxied = 0;
+    let mut lists = 0;
+    for row in ndjson(&o) {
+        let items = |key: &str| -> Vec<String> {
+            match &row[key] {
+                Value::String(s) => s.split(", ").map(str::to_string).collect(),
+                Value::Null => Vec::new(),
+                other => panic!("{key}: {other}"),
+            }
+        };
+        let (addr, status, time) = (
+            items("upstream_addr"),
+            items("upstream_status"),
+            items("upstream_response_time"),
+        );
+        assert!(
+            addr.len() == status.len() && status.len() == time.len(),
+            "upstream lists of unequal length: {row}"
+        );
+        if addr.is_empty() {
+            continue;
+        }
+        proxied += 1;
+        lists += usize::from(addr.len() > 1);
+        assert!(
+            addr.iter().all(|a| a.starts_with("127.0.0.1:"))
+                && status
+                    .iter()
+                    .all(|s| s.len() == 3 && s.bytes().all(|b| b.is_ascii_digit()))
+                && time.iter().all(|t| t.parse::<f64>().is_ok()),
+            "upstream values: {row}"
+        );
+    }
+    assert!(
+        proxied >= 3 && lists >= 1,
+        "{proxied} proxied rows, {lists} with lists"
+    );
 }
 
 /// Whether the tests run as root (`id -u`).
