@@ -401,8 +401,14 @@ pub fn infer(lines: &[&[u8]]) -> Option<Inferred> {
                     .filter_map(|v| std::str::from_utf8(v).ok()?.parse().ok())
                     .collect();
                 v.sort_unstable();
-                if v.get(v.len() / 2).copied().unwrap_or(0) >= 50 {
+                let median = v.get(v.len() / 2).copied().unwrap_or(0);
+                let max = v.last().copied().unwrap_or(0);
+                if median >= 50 {
                     pick("%D", "$request_length")
+                } else if max >= 60 {
+                    // Mostly small, some a minute or more: milliseconds (a password
+                    // check of 188 ms among static files of 0-1 ms), not seconds.
+                    pick("%{ms}T", "$request_time")
                 } else {
                     pick("%T", "$request_time")
                 }
@@ -524,6 +530,33 @@ mod tests {
             i.format_text
         );
         assert_eq!(i.fits, 1);
+    }
+
+    /// `%{ms}T`: public requests of 0-1 ms and Basic-auth ones of ~190 ms (bcrypt
+    /// cost 12), as Apache 2.4.71 wrote them; `%T` stays `%T`.
+    #[test]
+    fn milliseconds_are_not_seconds() {
+        let ms: Vec<&[u8]> = vec![
+            br#"127.0.0.1 - - [28/Nov/2026:03:19:15 +0000] "GET /public/ HTTP/1.1" 200 6 "-" "curl/7.88.1" TLSv1.3 TLS_AES_256_GCM_SHA384 0"#,
+            br#"127.0.0.1 - bc12user [28/Nov/2026:03:19:15 +0000] "GET /private/ HTTP/1.1" 200 8 "-" "curl/7.88.1" TLSv1.3 TLS_AES_256_GCM_SHA384 188"#,
+            br#"127.0.0.1 - - [28/Nov/2026:03:19:16 +0000] "GET /public/ HTTP/1.1" 200 6 "-" "curl/7.88.1" TLSv1.3 TLS_AES_256_GCM_SHA384 1"#,
+        ];
+        let i = infer(&ms).unwrap();
+        assert!(
+            i.format_text.ends_with("%{SSL_CIPHER}x %{ms}T"),
+            "{}",
+            i.format_text
+        );
+        let s: Vec<&[u8]> = vec![
+            br#"127.0.0.1 - - [28/Nov/2026:03:19:15 +0000] "GET /public/ HTTP/1.1" 200 6 "-" "curl/7.88.1" TLSv1.3 TLS_AES_256_GCM_SHA384 0"#,
+            br#"127.0.0.1 - bob [28/Nov/2026:03:19:15 +0000] "GET /report HTTP/1.1" 200 8 "-" "curl/7.88.1" TLSv1.3 TLS_AES_256_GCM_SHA384 12"#,
+        ];
+        let i = infer(&s).unwrap();
+        assert!(
+            i.format_text.ends_with("%{SSL_CIPHER}x %T"),
+            "{}",
+            i.format_text
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use tlsgap_parser::format::{Item, Kind};
 use tlsgap_parser::strace::{self, Body, Stamp};
-use tlsgap_parser::{Format, Role, TimeSpec};
+use tlsgap_parser::{Escaping, Format, Role, TimeSpec};
 
 use super::model::{LogWrite, HEAD_MAX};
 
@@ -18,13 +18,19 @@ use super::model::{LogWrite, HEAD_MAX};
 pub struct UserSlot {
     before: usize,
     bracket_after: bool,
+    /// How the server escapes the user in its lines (`jürgen` is `j\xc3\xbcrgen` in
+    /// Apache's): the name is unescaped as the access log's is, or one user would
+    /// show as two.
+    escaping: Escaping,
 }
 
 impl UserSlot {
-    /// `%h %l %u %t ...`: common, combined, combinedssl and nginx's combined.
+    /// `%h %l %u %t ...` as Apache writes it: common, combined, combinedssl (nginx's
+    /// combined has the same slot, its own escaping).
     pub const COMBINED: UserSlot = UserSlot {
         before: 2,
         bracket_after: true,
+        escaping: Escaping::Apache,
     };
 
     /// The slot of `format`'s user field; `None` when it has none (`ssl_request`) or
@@ -48,6 +54,7 @@ impl UserSlot {
                     return Some(UserSlot {
                         before,
                         bracket_after,
+                        escaping: format.escaping,
                     });
                 }
                 Item::Field(f) => {
@@ -145,8 +152,9 @@ fn logged_user(bytes: &[u8], cut: bool, slot: UserSlot) -> Option<Logged> {
             _ => return None,
         }
     }
+    let user = tlsgap_parser::unescape(user, slot.escaping);
     Some(Logged::User(
-        tlsgap_parser::lossless_text(user).into_owned(),
+        tlsgap_parser::lossless_text(&user).into_owned(),
     ))
 }
 
@@ -428,6 +436,38 @@ mod tests {
         );
     }
 
+    /// Apache escapes a user name in its line (`\xc3\xbc`, `\"`, `\\`); strace shows
+    /// those backslashes doubled. The name read from the write is the access log's:
+    /// unescaped (writes as Apache 2.4.71 made them, traced by `strace -tt -f -p`).
+    #[test]
+    fn escaped_user_names_read_as_the_access_log_reads_them() {
+        let trace =
+            br#"32490 03:19:15.822176 write(8, "127.0.0.1 - j\\xc3\\xbcrgen [28/No"..., 135) = 135
+30200 03:35:01.814187 write(8, "127.0.0.1 - o\\\"brien [28/Nov/202"..., 109) = 109
+30200 03:35:01.874208 write(8, "127.0.0.1 - tab\\\\back [28/Nov/20"..., 110) = 110"#;
+        let users: Vec<Option<String>> = scan_log_writes(trace, UserSlot::COMBINED)
+            .into_iter()
+            .map(|w| w.user)
+            .collect();
+        assert_eq!(
+            users,
+            [
+                Some("jürgen".to_string()),
+                Some("o\"brien".to_string()),
+                Some("tab\\back".to_string())
+            ]
+        );
+        // With nginx's escaping (`\xHH`), as a format with nginx's slot would have it.
+        let nginx = UserSlot {
+            escaping: Escaping::NginxDefault,
+            ..UserSlot::COMBINED
+        };
+        assert_eq!(
+            logged_user(b"10.0.0.1 - j\\xC3\\xBCrgen [28/No", true, nginx),
+            user("jürgen")
+        );
+    }
+
     #[test]
     fn a_whole_trace_text_is_scanned_line_by_line() {
         let trace = b"4242  1795296993.000050 write(8, \"10.0.0.1 - bob [27/Nov/2026:12:0\"..., 90) = 90\n\
@@ -469,6 +509,7 @@ mod tests {
         let vhost = UserSlot {
             before: 3,
             bracket_after: true,
+            escaping: Escaping::Apache,
         };
         assert_eq!(slot("%v %h %l %u %t \"%r\" %>s %b"), Some(vhost));
         assert_eq!(slot("%v:%p %h %l %u %t \"%r\" %>s %b"), Some(vhost));
