@@ -189,6 +189,9 @@ pub struct WriteScan {
     paths: Vec<Option<Vec<u8>>>,
     /// The thread of lines without a PID in a trace whose name gives none.
     unprefixed: u32,
+    /// `-r`: the sum of the deltas so far, in nanoseconds (the gaps' clock of the
+    /// same trace, which sums them alike).
+    relative: i64,
 }
 
 /// How a scan dates a `-t`/`-tt` time ([`WriteScan::new`]).
@@ -216,6 +219,7 @@ impl WriteScan {
             date,
             paths: Vec::new(),
             unprefixed: unprefixed_thread(input),
+            relative: 0,
         }
     }
 
@@ -258,13 +262,28 @@ impl WriteScan {
         let Ok(t) = strace::parse_line(line) else {
             return;
         };
-        let Some(stamp) = t.stamp else { return };
-        if let Stamp::TimeOfDay { nanos } = stamp {
-            if nanos + 12 * 3_600_000_000_000 < self.last_tod {
-                self.day += 1;
+        // When, µs on the trace's clock, and whether that is the epoch's; an undated
+        // clock is dated by `date` only for `-t`/`-tt`.
+        let (at, epoch, datable) = match (t.stamp, t.relative_ns) {
+            (Some(stamp), _) => {
+                if let Stamp::TimeOfDay { nanos } = stamp {
+                    if nanos + 12 * 3_600_000_000_000 < self.last_tod {
+                        self.day += 1;
+                    }
+                    self.last_tod = nanos;
+                }
+                let (at, epoch) = clock_us(stamp, self.day);
+                (at, epoch, true)
             }
-            self.last_tod = nanos;
-        }
+            // `-r` deltas count from the previous line of any thread: summed over
+            // the one file of `-f`, meaningless per `-ff` file (the gaps skip those).
+            (None, Some(delta)) if hint.is_none() => {
+                let delta = i64::try_from(delta).unwrap_or(i64::MAX);
+                self.relative = self.relative.saturating_add(delta);
+                (self.relative / 1000, false, false)
+            }
+            _ => return,
+        };
         // A write another thread's line interrupted (`-f` into one file) shows its
         // bytes on the `<unfinished ...>` line, at the call's start.
         let (name, call_args, ret) = match t.body {
@@ -294,11 +313,12 @@ impl WriteScan {
                 Logged::User(u) => (Some(u), None),
                 Logged::Cut { string_limit } => (None, Some(string_limit)),
             };
-            let (at, epoch) = clock_us(stamp, self.day);
             let epoch_at = if epoch {
                 Some(at)
-            } else {
+            } else if datable {
                 self.date.as_ref().map(|date| date(at))
+            } else {
+                None
             };
             let mut head = bytes.into_owned();
             let cut = cut || head.len() > HEAD_MAX;
@@ -466,6 +486,31 @@ mod tests {
             logged_user(b"10.0.0.1 - j\\xC3\\xBCrgen [28/No", true, nginx),
             user("jürgen")
         );
+    }
+
+    /// `strace -r -f`: each line's delta counts from the previous line of any thread;
+    /// a write's time is their sum, as the gaps of the same trace are timed (lines of
+    /// Apache 2.4.71's event MPM). Per `-ff` file the sum means nothing: no time.
+    #[test]
+    fn relative_stamps_are_summed_over_the_trace() {
+        let trace = br#"21193      0.000016 read(18, "bc12user:$2y$12$9kvtxSu3kRG2BZHt"..., 4096) = 660
+21193      0.000014 close(18)           = 0
+21193      0.212720 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f603c311000
+21194      0.000050 epoll_wait(10, [], 64, 100) = 0
+21193      0.000113 write(7, "127.0.0.1 - bc12user [28/Nov/202"..., 130) = 130"#;
+        let w = scan_log_writes(trace, UserSlot::COMBINED);
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].pid, w[0].user.as_deref()), (21193, Some("bc12user")));
+        assert_eq!(w[0].at, 16 + 14 + 212_720 + 50 + 113);
+        assert_eq!(w[0].epoch_at, None);
+        let mut per_file = WriteScan::new(UserSlot::COMBINED, None, 0);
+        let mut out = Vec::new();
+        per_file.line(
+            Some(21193),
+            br#"     0.000113 write(7, "127.0.0.1 - bc12user [28/Nov/202"..., 130) = 130"#,
+            &mut out,
+        );
+        assert!(out.is_empty());
     }
 
     #[test]
