@@ -99,6 +99,9 @@ pub(crate) struct Index<'r> {
     /// How long before a write its line can have begun: the longest request window
     /// (so that no candidate line is left out of a write's set).
     reach_us: i64,
+    /// The descriptor the given log is written to, when the workers write to several
+    /// and one of them is it by the evidence ([`Index::log_fd_of`]).
+    log_fd: Option<Option<i64>>,
 }
 
 impl<'r> Index<'r> {
@@ -122,7 +125,9 @@ impl<'r> Index<'r> {
             resolution_us,
             lines: Vec::new(),
             reach_us: resolution_us + longest.max(NO_DURATION_WINDOW_US) + 2 * SLACK_US,
+            log_fd: None,
         };
+        index.log_fd = index.log_fd_of(writes);
         index.lines = index.pin(writes);
         index
     }
@@ -241,6 +246,55 @@ impl<'r> Index<'r> {
         lines
     }
 
+    /// The descriptor of the given log among several the workers write lines that
+    /// start alike to (a server with several `CustomLog`s, traced without `-y`): the
+    /// one whose writes have the byte count of a line they can be (a line and its
+    /// newline), nearly all of them (4 in 5 or more), twice as often as any other
+    /// descriptor's. `None` with one descriptor, or when none stands out.
+    fn log_fd_of(&self, writes: &[LogWrite]) -> Option<Option<i64>> {
+        let mut fit: std::collections::BTreeMap<Option<i64>, (u64, u64)> =
+            std::collections::BTreeMap::new();
+        for w in writes {
+            let (Some(at), Some(len)) = (w.epoch_at, w.len) else {
+                continue;
+            };
+            let has = self.lines_of_write(w, at).any(|l| {
+                self.requests
+                    .get(l)
+                    .and_then(|r| r.line_len)
+                    .is_some_and(|n| u64::from(n) == len)
+            });
+            let e = fit.entry(w.fd).or_default();
+            e.0 += u64::from(has);
+            e.1 += 1;
+        }
+        if fit.len() < 2 {
+            return None;
+        }
+        let share = |(n, of): (u64, u64)| n as f64 / of.max(1) as f64;
+        let mut ranked: Vec<(f64, Option<i64>)> =
+            fit.iter().map(|(fd, c)| (share(*c), *fd)).collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        match ranked.as_slice() {
+            [(best, fd), (second, _), ..] if *best >= 0.8 && *second * 2.0 <= *best => Some(*fd),
+            _ => None,
+        }
+    }
+
+    /// Whether write `w` goes to the given log, as far as the descriptors tell.
+    fn to_log(&self, w: &LogWrite) -> bool {
+        self.log_fd.is_none_or(|fd| fd == w.fd)
+    }
+
+    /// Whether write `i` (`w`) can be one line only, of its byte count.
+    fn is_its_line_by_length(&self, i: usize, w: &LogWrite) -> bool {
+        let mut lines = self.write_lines(i);
+        match (lines.next(), lines.next(), w.len) {
+            (Some(r), None, Some(len)) => r.line_len.is_some_and(|n| u64::from(n) == len),
+            _ => false,
+        }
+    }
+
     /// The lines write `i` can be.
     fn write_lines(&self, i: usize) -> impl Iterator<Item = &'r Request> + '_ {
         let requests = self.requests;
@@ -340,16 +394,27 @@ pub(crate) fn attribute(
         .copied()
         .find(|&start| start > gap.start)
         .unwrap_or(i64::MAX);
-    let next_write = writes
+    let mut after: Vec<(usize, &LogWrite)> = writes
         .iter()
         .enumerate()
         .filter(|(_, w)| {
             w.pid == gap.pid && w.at >= gap.end && w.at - gap.end <= WRITE_AFTER_GAP_US
         })
         .filter(|(_, w)| w.at < next_gap)
-        .min_by_key(|(_, w)| w.at);
+        .collect();
+    after.sort_by_key(|(i, w)| (w.at, *i));
     let mut cut = None;
-    if let Some((i, w)) = next_write {
+    if let Some(&(first, w)) = after.first() {
+        // The request's line: that of the first write whose byte count is its one
+        // possible line's. A server with several `CustomLog`s writes each request to
+        // each, the first not always to the log given (whose lines start alike, so
+        // the bytes cannot tell); only a write to the given log has the line's
+        // length. Else the first write's line, when its bytes and time name one.
+        let to_log = || after.iter().filter(|(_, w)| index.to_log(w));
+        let i = to_log()
+            .find(|(i, w)| index.is_its_line_by_length(*i, w))
+            .or_else(|| to_log().next())
+            .map_or(first, |(i, _)| *i);
         let line = w.epoch_at.map(|_| Candidates::of(index.write_lines(i)));
         match &w.user {
             Some(u) if u != "-" => {
@@ -626,6 +691,61 @@ mod tests {
             Candidates::of(index.write_lines(0)),
             Candidates::One { status: None, .. }
         ));
+    }
+
+    /// Two `CustomLog`s whose lines start alike, traced without `-y` (as in a real
+    /// capture of Apache 2.4.71): each request is written to fd 7 (the first log, not
+    /// given) and then to fd 8 (the given one, with `%T` after it). The first log's
+    /// line of the wrong password has the byte count of the given log's line of the
+    /// retry (`401 381` is two bytes longer than `200 7`, `%T` adds two): only fd 8's
+    /// writes are the given log's, and they name each gap's status.
+    #[test]
+    fn a_second_custom_log_is_not_taken_for_the_given_one() {
+        let head = "127.0.0.1 - first.last [28/Nov/2026:03:19:15 +0000] \"GET /private/ HTTP/1.1\"";
+        let tail = "\"-\" \"curl/7.88.1\" TLSv1.3 TLS_AES_256_GCM_SHA384";
+        let given = [
+            format!("{head} 401 381 {tail} 0"),
+            format!("{head} 200 7 {tail} 0"),
+        ];
+        let requests: Vec<Request> = [(&given[0], 401), (&given[1], 200)]
+            .into_iter()
+            .map(|(l, status)| Request {
+                line_len: u32::try_from(l.len() + 1).ok(),
+                ..request("first.last", l, 15, status, None)
+            })
+            .collect();
+        let write = |fd: i64, at: i64, line: &str| LogWrite {
+            len: Some(line.len() as u64 + 1),
+            user: Some("first.last".into()),
+            fd: Some(fd),
+            ..cut_write(4242, at, "127.0.0.1 - first.last [28/Nov/2")
+        };
+        let other = |l: &str| l.strip_suffix(" 0").unwrap().to_string();
+        let w = [
+            write(7, 15 * S + 196_000, &other(&given[0])),
+            write(8, 15 * S + 196_100, &given[0]),
+            write(7, 15 * S + 386_000, &other(&given[1])),
+            write(8, 15 * S + 386_100, &given[1]),
+        ];
+        let g = [
+            gap(4242, 15 * S + 10_000, 15 * S + 195_000),
+            gap(4242, 15 * S + 200_000, 15 * S + 385_000),
+        ];
+        let starts = [g[0].start, g[1].start];
+        let index = Index::new(&requests, false, &w);
+        let statuses: Vec<Option<u16>> = g
+            .iter()
+            .map(|g| attribute(g, &starts, &index, &w).unwrap().status)
+            .collect();
+        assert_eq!(statuses, [Some(401), Some(200)]);
+        // With one descriptor (one log, or `-y` keeping the given log's writes) the
+        // first write after the gap is the line, as before.
+        let mine = [w[1].clone(), w[3].clone()];
+        let index = Index::new(&requests, false, &mine);
+        assert_eq!(
+            attribute(&g[0], &starts, &index, &mine).unwrap().status,
+            Some(401)
+        );
     }
 
     #[test]
