@@ -124,6 +124,9 @@ pub struct UserCost {
     /// Of those, gaps of requests that ended 401 (a wrong password is verified too),
     /// when the evidence gave the status.
     pub observed_gaps_401: u64,
+    /// Of those, gaps whose request's status the evidence did not give (not counted in
+    /// `observed_gaps_401` whatever it was).
+    pub observed_gaps_status_unknown: u64,
     /// Page views: a page and the assets the same client loaded with it.
     pub page_views: Option<u64>,
     /// Requests per page view.
@@ -251,6 +254,7 @@ pub fn join(ev: &Evidence) -> AuthReport {
         extra: Vec<f64>,
         gaps: Vec<f64>,
         gaps_401: u64,
+        gaps_unknown_status: u64,
         in_log: bool,
         lines: Vec<usize>,
     }
@@ -358,8 +362,10 @@ pub fn join(ev: &Evidence) -> AuthReport {
                     }
                     let acc = users.entry(payer.user).or_default();
                     acc.gaps.push(g.seconds);
-                    if payer.status == Some(401) {
-                        acc.gaps_401 += 1;
+                    match payer.status {
+                        Some(401) => acc.gaps_401 += 1,
+                        Some(_) => {}
+                        None => acc.gaps_unknown_status += 1,
                     }
                 }
                 Err(why) => {
@@ -499,6 +505,7 @@ pub fn join(ev: &Evidence) -> AuthReport {
                 extra_latency_seconds: extra,
                 observed_gaps: gaps,
                 observed_gaps_401: acc.gaps_401,
+                observed_gaps_status_unknown: acc.gaps_unknown_status,
                 page_views: views.map(|v| v.views),
                 requests_per_page_view: per_view,
                 auth_seconds_per_page_view: per_page,
@@ -613,7 +620,7 @@ fn page_advice(
 }
 
 /// Columns of [`auth_rows`].
-pub const AUTH_COLUMNS: [(&str, crate::CellType); 24] = {
+pub const AUTH_COLUMNS: [(&str, crate::CellType); 25] = {
     use crate::CellType::{Bool, Float, Int, Text};
     [
         ("rank", Int),
@@ -640,6 +647,7 @@ pub const AUTH_COLUMNS: [(&str, crate::CellType); 24] = {
         ("auth_seconds_per_page_view", Float),
         ("suggested_cost_per_page", Int),
         ("observed_gaps_401", Int),
+        ("observed_gaps_status_unknown", Int),
     ]
 };
 
@@ -673,6 +681,7 @@ pub fn auth_rows(r: &AuthReport) -> crate::Rows {
             u.auth_seconds_per_page_view.into(),
             u.suggested_cost_per_page.into(),
             u.observed_gaps_401.into(),
+            u.observed_gaps_status_unknown.into(),
         ]);
     }
     rows
@@ -765,6 +774,14 @@ mod tests {
         assert_eq!(r.attribution.user_cut_off, 1);
         assert_eq!(r.users.len(), 1);
         assert_eq!(r.users[0].observed_gaps.map(|g| g.count), Some(1));
+        // No access log: the write names bob, not his request's status.
+        assert_eq!(
+            (
+                r.users[0].observed_gaps_401,
+                r.users[0].observed_gaps_status_unknown
+            ),
+            (0, 1)
+        );
         assert!(r.notes.iter().any(|n| n.contains("-s 64")), "{:?}", r.notes);
     }
 
@@ -823,6 +840,11 @@ mod tests {
         let slow = &r.users[0];
         assert_eq!(slow.requests, 2);
         assert_eq!(slow.observed_gaps.unwrap().count, 1);
+        // Its PID and time window name its line, and so its status (200).
+        assert_eq!(
+            (slow.observed_gaps_401, slow.observed_gaps_status_unknown),
+            (0, 0)
+        );
         assert_eq!(slow.gaps_match_prediction, Some(true));
         // Extra latency: 0.4 s against the 1 ms page baseline.
         assert!((slow.extra_latency_seconds.unwrap() - 0.399).abs() < 1e-9);
