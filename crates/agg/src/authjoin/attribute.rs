@@ -127,8 +127,16 @@ impl<'r> Index<'r> {
             reach_us: resolution_us + longest.max(NO_DURATION_WINDOW_US) + 2 * SLACK_US,
             log_fd: None,
         };
-        index.log_fd = index.log_fd_of(writes);
-        index.lines = index.pin(writes);
+        // The lines each write can be by its bytes and time, worked out once.
+        let candidates: Vec<Vec<usize>> = writes
+            .iter()
+            .map(|w| match w.epoch_at {
+                Some(at) => index.lines_of_write(w, at).collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        index.log_fd = index.log_fd_of(writes, &candidates);
+        index.lines = index.pin(writes, candidates);
         index
     }
 
@@ -139,13 +147,12 @@ impl<'r> Index<'r> {
     /// And when k writes can only be the same k lines (two requests of one client in
     /// the same second of `%t`), those lines are theirs, and a log is appended in the
     /// order it is written: the earliest write is the line that comes first.
-    fn pin(&self, writes: &[LogWrite]) -> Vec<Vec<usize>> {
+    /// `candidates`: per write, the lines its bytes and time allow.
+    fn pin(&self, writes: &[LogWrite], candidates: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
         let mut lines: Vec<Vec<usize>> = writes
             .iter()
-            .map(|w| match w.epoch_at {
-                Some(at) => self.by_length(w, self.lines_of_write(w, at).collect()),
-                None => Vec::new(),
-            })
+            .zip(candidates)
+            .map(|(w, c)| self.by_length(w, c))
             .collect();
         // One log per descriptor: a request is written once to each.
         let mut by_fd: std::collections::BTreeMap<Option<i64>, Vec<usize>> =
@@ -234,12 +241,7 @@ impl<'r> Index<'r> {
     /// lines at once, a log rewritten with CRLF ends) the length says nothing.
     fn by_length(&self, w: &LogWrite, mut lines: Vec<usize>) -> Vec<usize> {
         let Some(len) = w.len else { return lines };
-        let fits = |l: &usize| {
-            self.requests
-                .get(*l)
-                .and_then(|r| r.line_len)
-                .is_some_and(|n| u64::from(n) == len)
-        };
+        let fits = |l: &usize| self.has_length(*l, len);
         if lines.iter().any(fits) {
             lines.retain(fits);
         }
@@ -251,19 +253,15 @@ impl<'r> Index<'r> {
     /// one whose writes have the byte count of a line they can be (a line and its
     /// newline), nearly all of them (4 in 5 or more), twice as often as any other
     /// descriptor's. `None` with one descriptor, or when none stands out.
-    fn log_fd_of(&self, writes: &[LogWrite]) -> Option<Option<i64>> {
+    /// `candidates`: per write, the lines its bytes and time allow.
+    fn log_fd_of(&self, writes: &[LogWrite], candidates: &[Vec<usize>]) -> Option<Option<i64>> {
         let mut fit: std::collections::BTreeMap<Option<i64>, (u64, u64)> =
             std::collections::BTreeMap::new();
-        for w in writes {
-            let (Some(at), Some(len)) = (w.epoch_at, w.len) else {
+        for (w, c) in writes.iter().zip(candidates) {
+            let (Some(_), Some(len)) = (w.epoch_at, w.len) else {
                 continue;
             };
-            let has = self.lines_of_write(w, at).any(|l| {
-                self.requests
-                    .get(l)
-                    .and_then(|r| r.line_len)
-                    .is_some_and(|n| u64::from(n) == len)
-            });
+            let has = c.iter().any(|&l| self.has_length(l, len));
             let e = fit.entry(w.fd).or_default();
             e.0 += u64::from(has);
             e.1 += 1;
@@ -288,11 +286,18 @@ impl<'r> Index<'r> {
 
     /// Whether write `i` (`w`) can be one line only, of its byte count.
     fn is_its_line_by_length(&self, i: usize, w: &LogWrite) -> bool {
-        let mut lines = self.write_lines(i);
-        match (lines.next(), lines.next(), w.len) {
-            (Some(r), None, Some(len)) => r.line_len.is_some_and(|n| u64::from(n) == len),
+        match (self.lines.get(i).map(Vec::as_slice), w.len) {
+            (Some([only]), Some(len)) => self.has_length(*only, len),
             _ => false,
         }
+    }
+
+    /// Whether line `l` is `len` bytes long with its newline (as one `write()` of it is).
+    fn has_length(&self, l: usize, len: u64) -> bool {
+        self.requests
+            .get(l)
+            .and_then(|r| r.line_len)
+            .is_some_and(|n| u64::from(n) == len)
     }
 
     /// The lines write `i` can be.
