@@ -7,6 +7,8 @@
 //! passed proves it can still connect); clients with some but not all handshakes
 //! refused are counted apart as `partly`.
 
+use std::borrow::Cow;
+
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tlsgap_ciphers::handshake::{self, Certs, Failure, Outcome};
@@ -54,6 +56,47 @@ impl ClientKind {
             ClientKind::Bot => "bot",
             ClientKind::Library => "library",
             ClientKind::Unknown => "unknown",
+        }
+    }
+}
+
+/// A line's User-Agent for a worker's numbering ([`WhatifAgg::add_numbered`]): the
+/// bytes as logged (`None`: absent, counted as `-`) and what they stand for, asked for
+/// only when the numbering meets those bytes for the first time (the unescaped text:
+/// the search for an escape is then made once per distinct User-Agent, not per line).
+pub struct LoggedAgent<'a, F> {
+    /// The bytes as the line holds them.
+    pub logged: Option<&'a [u8]>,
+    /// What they stand for (`None`: absent).
+    pub text: F,
+}
+
+impl<F> std::fmt::Debug for LoggedAgent<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoggedAgent")
+            .field("logged", &self.logged.map(String::from_utf8_lossy))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`LoggedAgent`] whose logged bytes are its text (nothing to unescape).
+pub fn plain_agent<'a>(
+    ua: Option<&'a [u8]>,
+) -> LoggedAgent<'a, impl FnOnce() -> Option<Cow<'a, [u8]>>> {
+    LoggedAgent {
+        logged: ua,
+        text: move || ua.map(Cow::Borrowed),
+    }
+}
+
+impl<'a, F: FnOnce() -> Option<Cow<'a, [u8]>>> LoggedAgent<'a, F> {
+    fn count(self, ids: &mut ClientIds, client: &[u8], case: u32) {
+        match self.logged {
+            Some(ua) => {
+                let text = self.text;
+                ids.count(client, ua, || text().unwrap_or(Cow::Borrowed(ua)), case);
+            }
+            None => ids.count(client, b"-", || Cow::Borrowed(b"-"), case),
         }
     }
 }
@@ -375,16 +418,18 @@ impl WhatifAgg {
     /// numbers: `ids` is the worker's, and [`WhatifAgg::seal_numbered`] ends the block.
     /// The partial is then merged (into an aggregate that holds no numbered clients of
     /// its own) as any other.
-    pub fn add_numbered(
+    ///
+    /// The User-Agent comes as the line holds it ([`LoggedAgent`]).
+    pub fn add_numbered<'t>(
         &mut self,
         ids: &mut ClientIds,
         client: Option<&[u8]>,
-        user_agent: Option<&[u8]>,
+        user_agent: LoggedAgent<'t, impl FnOnce() -> Option<Cow<'t, [u8]>>>,
         (protocol, cipher): (Option<&[u8]>, Option<&[u8]>),
         offer: Option<&OfferFields<'_>>,
     ) {
         if let Some(case) = self.case_of(protocol, cipher, offer) {
-            ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case);
+            user_agent.count(ids, client.unwrap_or(b"-"), case);
         }
     }
 
@@ -393,10 +438,13 @@ impl WhatifAgg {
     /// long as this aggregate counts (`None`: plain HTTP, neither is logged), as
     /// [`crate::tls::TlsAgg::add_pair`] says it. A number met before gives the case at
     /// once when no offer is logged (`report` counts each line in both).
-    pub fn add_numbered_as(
+    pub fn add_numbered_as<'t>(
         &mut self,
         ids: &mut ClientIds,
-        (client, user_agent): (Option<&[u8]>, Option<&[u8]>),
+        (client, user_agent): (
+            Option<&[u8]>,
+            LoggedAgent<'t, impl FnOnce() -> Option<Cow<'t, [u8]>>>,
+        ),
         pair: Option<u32>,
         (protocol, cipher): (Option<&[u8]>, Option<&[u8]>),
         offer: Option<&OfferFields<'_>>,
@@ -421,7 +469,7 @@ impl WhatifAgg {
                 case
             }
         };
-        ids.count(client.unwrap_or(b"-"), user_agent.unwrap_or(b"-"), case);
+        user_agent.count(ids, client.unwrap_or(b"-"), case);
     }
 
     /// End a block counted by [`WhatifAgg::add_numbered`]: take what `ids` counted,
@@ -2400,11 +2448,56 @@ mod tests {
         match ids {
             Some((ids, Some(tls))) => {
                 let pair = tls.add_pair(addr, p, c);
-                agg.add_numbered_as(ids, (addr, ua), pair, (p, c), offer.as_ref());
+                agg.add_numbered_as(ids, (addr, plain_agent(ua)), pair, (p, c), offer.as_ref());
             }
-            Some((ids, None)) => agg.add_numbered(ids, addr, ua, (p, c), offer.as_ref()),
+            Some((ids, None)) => {
+                agg.add_numbered(ids, addr, plain_agent(ua), (p, c), offer.as_ref())
+            }
             None => agg.add_offered(addr, ua, p, c, offer.as_ref()),
         }
+    }
+
+    /// A worker numbers User-Agents by their logged bytes: two spellings of one text
+    /// (Apache's `\xc3\xa9` and the raw bytes, as two servers write them) are two
+    /// numbers, one client once merged, with the report of the unescaped texts; the
+    /// text is asked for once per spelling.
+    #[test]
+    fn two_spellings_of_one_user_agent_are_one_client() {
+        let text: &[u8] = b"caf\xc3\xa9/1.0";
+        let spellings: [&[u8]; 2] = [b"caf\\xc3\\xa9/1.0", text];
+        let pair = (Some(b"TLSv1.2" as &[u8]), Some(b"AES128-SHA" as &[u8]));
+        let mut keyed = WhatifAgg::new();
+        let mut ids = ClientIds::new(1 << 20);
+        let mut numbered = WhatifAgg::new();
+        let mut asked = 0;
+        for block in 0..3 {
+            let mut part = WhatifAgg::new();
+            for (i, logged) in spellings.iter().enumerate() {
+                let addr: &[u8] = if (block + i) % 2 == 0 {
+                    b"192.0.2.1"
+                } else {
+                    b"2001:db8::1"
+                };
+                keyed.add(Some(addr), Some(text), pair.0, pair.1);
+                let ua = LoggedAgent {
+                    logged: Some(*logged),
+                    text: || {
+                        asked += 1;
+                        Some(Cow::Borrowed(text))
+                    },
+                };
+                part.add_numbered(&mut ids, Some(addr), ua, pair, None);
+            }
+            part.seal_numbered(&mut ids);
+            numbered.merge(part);
+        }
+        assert_eq!(asked, 2, "once per spelling");
+        let (n, k) = (
+            report(&numbered, ClientKey::AddrUa),
+            report(&keyed, ClientKey::AddrUa),
+        );
+        assert_eq!(n, k);
+        assert_eq!(n.clients.total, 2, "two addresses, one User-Agent");
     }
 
     /// A client's later requests of the case its entry started with are kept by the

@@ -6,7 +6,7 @@
 
 use tlsgap_agg::authjoin::{AuthReport, Request};
 use tlsgap_agg::numbering::ClientIds;
-use tlsgap_agg::whatif::{WhatifAgg, WhatifReport};
+use tlsgap_agg::whatif::{LoggedAgent, WhatifAgg, WhatifReport};
 use tlsgap_agg::{CountMode, TlsAgg, TlsReport};
 use tlsgap_ciphers::policy::Policy;
 use tlsgap_parser::Role;
@@ -149,10 +149,13 @@ impl Job for ReportJob<'_> {
             let cipher = self.cipher.and_then(|i| rec.raw(i));
             let pair = tls.add_pair(client, protocol, cipher);
             if self.whatif {
-                let ua = self.user_agent.and_then(|i| rec.value(i));
+                let ua = LoggedAgent {
+                    logged: self.user_agent.and_then(|i| rec.raw(i)),
+                    text: || self.user_agent.and_then(|i| rec.value(i)),
+                };
                 whatif.add_numbered_as(
                     ids,
-                    (client, ua.as_deref()),
+                    (client, ua),
                     pair,
                     (protocol, cipher),
                     self.offer.read(rec).as_ref(),

@@ -1,7 +1,7 @@
 //! What a TLS policy would refuse (`tlsgap whatif`, and the report's three profiles).
 
 use tlsgap_agg::numbering::ClientIds;
-use tlsgap_agg::whatif::{ListedRequest, OfferFields, WhatifAgg, WhatifReport};
+use tlsgap_agg::whatif::{ListedRequest, LoggedAgent, OfferFields, WhatifAgg, WhatifReport};
 use tlsgap_ciphers::handshake::Certs;
 use tlsgap_ciphers::policy::{ConfigOptions, Policy, PolicyError};
 use tlsgap_parser::{Format, Record, Role};
@@ -127,7 +127,6 @@ impl Job for WhatifJob<'_> {
         let mut agg = self.offer.agg(WhatifAgg::new());
         let mut listed = Vec::new();
         let lines = self.lines.parse_block(block, |rel, rec| {
-            let ua = self.user_agent.and_then(|i| rec.value(i));
             let client = self.client.and_then(|i| rec.raw(i));
             let protocol = self.protocol.and_then(|i| rec.raw(i));
             let cipher = self.cipher.and_then(|i| rec.raw(i));
@@ -140,19 +139,22 @@ impl Job for WhatifJob<'_> {
                     input: block.input,
                     line: rel,
                     client: client.unwrap_or(b"-").into(),
-                    user_agent: ua.as_deref().unwrap_or(b"-").into(),
+                    user_agent: self
+                        .user_agent
+                        .and_then(|i| rec.value(i))
+                        .as_deref()
+                        .unwrap_or(b"-")
+                        .into(),
                     protocol: protocol.unwrap_or(b"").into(),
                     cipher: cipher.unwrap_or(b"").into(),
                     offer: offer.as_ref().and_then(OfferFields::to_key),
                 });
             }
-            agg.add_numbered(
-                ids,
-                client,
-                ua.as_deref(),
-                (protocol, cipher),
-                offer.as_ref(),
-            );
+            let logged = LoggedAgent {
+                logged: self.user_agent.and_then(|i| rec.raw(i)),
+                text: || self.user_agent.and_then(|i| rec.value(i)),
+            };
+            agg.add_numbered(ids, client, logged, (protocol, cipher), offer.as_ref());
         });
         agg.seal_numbered(ids);
         WhatifPartial { lines, agg, listed }
