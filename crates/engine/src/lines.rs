@@ -106,13 +106,20 @@ impl<'a> LineLoop<'a> {
         let fragment_end = (block.cut_tail && !block.data.ends_with(b"\n"))
             .then(|| block.data.as_ptr() as usize + block.data.len());
         let mut too_long = block.too_long.iter().copied().peekable();
-        for (i, line) in block.lines().enumerate() {
+        let mut lines = block.lines();
+        let mut i = 0usize;
+        while let Some(line) = lines.next() {
             let result = if fragment_end == Some(line.as_ptr() as usize + line.len()) {
                 Err(Reason::Truncated)
             } else if too_long.next_if_eq(&(i as u64)).is_some() || line.len() > block.max_line {
                 // Cut by the reader or not (a long line read whole within a block): the
                 // same line is too long however the input was cut.
                 Err(Reason::TooLong)
+            } else if lines.had_nul() {
+                // Damage, however well the rest of it reads: a NUL run inside a quoted
+                // value, or one that swallowed the ends of lines and left the head of
+                // one record before the tail of a later one (both parsed before).
+                Err(Reason::Binary)
             } else {
                 parser.parse(line, &mut rec)
             };
@@ -137,6 +144,7 @@ impl<'a> LineLoop<'a> {
                     }
                 }
             }
+            i += 1;
         }
         part
     }

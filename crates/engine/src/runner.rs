@@ -56,6 +56,7 @@ impl Block {
         Lines {
             rest: data.strip_suffix(b"\n").unwrap_or(data),
             done: data.is_empty(),
+            nul: false,
         }
     }
 }
@@ -90,6 +91,20 @@ struct Range {
 pub struct Lines<'a> {
     rest: &'a [u8],
     done: bool,
+    /// Whether the line last returned holds a NUL byte.
+    nul: bool,
+}
+
+impl Lines<'_> {
+    /// Whether the line last returned holds a NUL byte, which no server writes raw in
+    /// any escaping (nginx refuses a request with one; both escape control bytes or,
+    /// under nginx `escape=none`, cannot be sent one): what a crash leaves, blocks of
+    /// zeros that may run over the ends of lines. Found by the search for the line's
+    /// end, which looks for both bytes at once (scanning each line again for it cost
+    /// 14 % of `tls`'s instructions).
+    pub fn had_nul(&self) -> bool {
+        self.nul
+    }
 }
 
 impl<'a> Iterator for Lines<'a> {
@@ -100,15 +115,28 @@ impl<'a> Iterator for Lines<'a> {
         if self.done {
             return None;
         }
-        match memchr::memchr(b'\n', self.rest) {
+        let rest = self.rest;
+        let end = match memchr::memchr2(b'\n', 0, rest) {
+            Some(p) if rest.get(p) == Some(&0) => {
+                self.nul = true;
+                rest.get(p..)
+                    .and_then(|tail| memchr::memchr(b'\n', tail))
+                    .map(|q| p + q)
+            }
+            found => {
+                self.nul = false;
+                found
+            }
+        };
+        match end {
             Some(p) => {
-                let line = self.rest.get(..p).unwrap_or(&[]);
-                self.rest = self.rest.get(p + 1..).unwrap_or(&[]);
+                let line = rest.get(..p).unwrap_or(&[]);
+                self.rest = rest.get(p + 1..).unwrap_or(&[]);
                 Some(line)
             }
             None => {
                 self.done = true;
-                Some(self.rest)
+                Some(rest)
             }
         }
     }
@@ -888,6 +916,33 @@ mod tests {
         assert_eq!(b(b"\n").lines().collect::<Vec<_>>(), vec![&b""[..]]);
         assert_eq!(count_lines(b"a\nb"), 2);
         assert_eq!(count_lines(b"a\n\n"), 2);
+    }
+
+    /// The lines are the same with NUL bytes in them, each said to hold one or not,
+    /// the last line (no final newline) included.
+    #[test]
+    fn block_lines_say_which_hold_a_nul() {
+        let data = b"ab\n\0\0\na\0b\0\n\nx\n\0".to_vec();
+        let block = Block {
+            seq: 0,
+            input: 0,
+            data: data.clone(),
+            line_base: None,
+            cut_tail: false,
+            too_long: Vec::new(),
+            skipped: 0,
+            max_line: 64,
+        };
+        let mut lines = block.lines();
+        let mut seen = Vec::new();
+        while let Some(l) = lines.next() {
+            seen.push((l.to_vec(), lines.had_nul()));
+        }
+        let want: Vec<(Vec<u8>, bool)> = data
+            .split(|&b| b == b'\n')
+            .map(|l| (l.to_vec(), l.contains(&0)))
+            .collect();
+        assert_eq!(seen, want);
     }
 
     /// Collects every line of a block as the line loop sees it: its bytes (to the cap)
