@@ -258,11 +258,15 @@ fn err(message: impl Into<String>, line: Option<usize>) -> PolicyError {
 }
 
 /// How server directives are turned into a policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigOptions {
     /// The security level in force unless the cipher string sets `@SECLEVEL=N` (the
     /// system default of the server's OpenSSL).
     pub default_seclevel: u8,
+    /// The TLS 1.3 suites in force unless the directives set them (`Ciphersuites` of the
+    /// server's `openssl.cnf`, see [`crate::opensslcnf`]); `None`:
+    /// [`OPENSSL_DEFAULT_CIPHERSUITES`].
+    pub default_ciphersuites: Option<String>,
     /// Apply OpenSSL 3 behaviour: no SSLv3, no TLSv1/TLSv1.1 at security level >= 1, only
     /// the suites OpenSSL 3 has.
     pub openssl3: bool,
@@ -272,6 +276,7 @@ impl Default for ConfigOptions {
     fn default() -> Self {
         ConfigOptions {
             default_seclevel: DEBIAN_DEFAULT_SECLEVEL,
+            default_ciphersuites: None,
             openssl3: true,
         }
     }
@@ -551,7 +556,8 @@ impl Policy {
         let (configured13, configured13_line) = match (&d.conf_ciphersuites, &d.ciphersuites) {
             (Some((v, line)), _) => (Some(v.as_str()), Some(*line)),
             (None, Some(v)) => (Some(v.as_str()), d.ciphersuites_line),
-            (None, None) => (None, None),
+            // A system `Ciphersuites` no suite of which OpenSSL knows fails as well.
+            (None, None) => (options.default_ciphersuites.as_deref(), None),
         };
         let suites13 = configured13.unwrap_or(OPENSSL_DEFAULT_CIPHERSUITES);
         let mut listed13: Vec<&'static Suite> = Vec::new();

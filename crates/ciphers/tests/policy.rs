@@ -19,6 +19,7 @@ fn config_with(text: &str, default_seclevel: u8, openssl3: bool) -> Policy {
     let options = ConfigOptions {
         default_seclevel,
         openssl3,
+        ..ConfigOptions::default()
     };
     Policy::from_config_with(text, options, catalogue::all()).unwrap()
 }
@@ -860,4 +861,36 @@ fn apache_cipher_suite_protocol_is_case_sensitive() {
     assert_eq!(e.line, Some(2));
     assert!(e.message.contains("SSLCipherSuite"), "{e}");
     assert!(e.message.contains("Apache would not start"), "{e}");
+}
+
+/// A system `Ciphersuites` (openssl.cnf) holds unless the directives set TLS 1.3 suites
+/// (cipher audit, F2: real nginx and Apache refused the suites it leaves out).
+#[test]
+fn system_ciphersuites_are_the_default() {
+    let options = ConfigOptions {
+        default_ciphersuites: Some("TLS_AES_256_GCM_SHA384".to_string()),
+        ..ConfigOptions::default()
+    };
+    for text in [
+        "ssl_protocols TLSv1.2 TLSv1.3;",
+        "SSLProtocol -all +TLSv1.2 +TLSv1.3",
+    ] {
+        let p = Policy::from_config_with(text, options.clone(), catalogue::all()).unwrap();
+        assert_eq!(names(&p.tls13), ["TLS_AES_256_GCM_SHA384"], "{text}");
+        assert_eq!(
+            p.decide("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+            Decision::RefusedCipher
+        );
+        assert_eq!(
+            p.decide("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256"),
+            Decision::RefusedCipher
+        );
+    }
+    for text in [
+        "ssl_protocols TLSv1.3;\nssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;",
+        "SSLProtocol TLSv1.3\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256",
+    ] {
+        let p = Policy::from_config_with(text, options.clone(), catalogue::all()).unwrap();
+        assert_eq!(names(&p.tls13), ["TLS_AES_128_GCM_SHA256"], "{text}");
+    }
 }
