@@ -1,7 +1,8 @@
 //! The TLS system defaults an `openssl.cnf` sets, read the way OpenSSL 3 reads them: the
 //! default section's `openssl_conf = X`, then `[X] ssl_conf = Y`, `[Y] system_default = Z`,
 //! and in `[Z]` the `CipherString` (whose `@SECLEVEL=N` is the security level every server
-//! starts from), `MinProtocol` and `MaxProtocol`.
+//! starts from), `Ciphersuites` (the TLS 1.3 suites of a server that does not set its
+//! own), `MinProtocol` and `MaxProtocol`.
 //!
 //! ```
 //! use tlsgap_ciphers::opensslcnf::system_default;
@@ -15,8 +16,10 @@
 //!
 //! Apache and nginx set the protocol range themselves (`SSLProtocol`, `ssl_protocols`),
 //! which overrides `MinProtocol`/`MaxProtocol`; the cipher string they set replaces the
-//! list but keeps the level unless it has its own `@SECLEVEL`. So the level is what
-//! matters to a what-if. `.include` directives are listed, not followed (this module does
+//! list but keeps the level unless it has its own `@SECLEVEL`. Neither sets TLS 1.3
+//! suites unless told to (`SSLCipherSuite TLSv1.3`, `ssl_conf_command Ciphersuites`), so
+//! `Ciphersuites` holds (checked with real nginx 1.22 and Apache 2.4: the suites it
+//! leaves out are refused). So the level and `Ciphersuites` are what matter to a what-if. `.include` directives are listed, not followed (this module does
 //! no I/O).
 
 use std::collections::HashMap;
@@ -34,6 +37,8 @@ pub struct SystemDefault {
     pub cipher_string: Option<String>,
     /// The security level `CipherString` sets with `@SECLEVEL=N`.
     pub seclevel: Option<u8>,
+    /// `Ciphersuites` (TLS 1.3), as written.
+    pub ciphersuites: Option<String>,
     /// `MinProtocol`, as written.
     pub min_protocol: Option<String>,
     /// `MaxProtocol`, as written.
@@ -156,6 +161,7 @@ pub fn system_default(text: &str) -> Result<SystemDefault, CnfError> {
     d.chain = vec![init, ssl, sys.clone()];
     d.min_protocol = get(&sys, "MinProtocol").map(|(v, _)| v);
     d.max_protocol = get(&sys, "MaxProtocol").map(|(v, _)| v);
+    d.ciphersuites = get(&sys, "Ciphersuites").map(|(v, _)| v);
     if let Some((cs, line)) = get(&sys, "CipherString") {
         let level = cipherstring::evaluate_over(&cs, catalogue::all(), u8::MAX)
             .map_err(|e| CnfError {
@@ -198,6 +204,15 @@ CipherString = DEFAULT@SECLEVEL=2
         assert_eq!(d.seclevel, Some(2));
         assert_eq!(d.min_protocol.as_deref(), Some("TLSv1.2"));
         assert_eq!(d.chain, ["default_conf", "ssl_sect", "system_default_sect"]);
+    }
+
+    #[test]
+    fn ciphersuites_are_read() {
+        let cnf = "openssl_conf = a\n[a]\nssl_conf = b\n[b]\nsystem_default = c\n[c]\n\
+                   Ciphersuites = TLS_AES_256_GCM_SHA384\n";
+        let d = system_default(cnf).unwrap();
+        assert_eq!(d.ciphersuites.as_deref(), Some("TLS_AES_256_GCM_SHA384"));
+        assert_eq!(d.seclevel, None);
     }
 
     #[test]

@@ -142,7 +142,10 @@ pub struct Policy {
     pub prefer_server_ciphers: bool,
     /// nginx without `ssl_dhparam`: DHE suites cannot be negotiated.
     pub no_dh_parameters: bool,
-    /// Words of the cipher string that named nothing and were skipped.
+    /// Words of the cipher string that named nothing and were skipped, then the
+    /// `ssl_conf_command`/`SSLOpenSSLConfCmd` commands tlsgap does not model (as
+    /// `ssl_conf_command Options`): the policy may be wrong about what they change, and
+    /// the user has to see them.
     pub ignored_words: Vec<String>,
     /// The cipher string, as configured (or the server's default), for directives.
     pub cipher_string: Option<String>,
@@ -255,11 +258,15 @@ fn err(message: impl Into<String>, line: Option<usize>) -> PolicyError {
 }
 
 /// How server directives are turned into a policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigOptions {
     /// The security level in force unless the cipher string sets `@SECLEVEL=N` (the
     /// system default of the server's OpenSSL).
     pub default_seclevel: u8,
+    /// The TLS 1.3 suites in force unless the directives set them (`Ciphersuites` of the
+    /// server's `openssl.cnf`, see [`crate::opensslcnf`]); `None`:
+    /// [`OPENSSL_DEFAULT_CIPHERSUITES`].
+    pub default_ciphersuites: Option<String>,
     /// Apply OpenSSL 3 behaviour: no SSLv3, no TLSv1/TLSv1.1 at security level >= 1, only
     /// the suites OpenSSL 3 has.
     pub openssl3: bool,
@@ -269,6 +276,7 @@ impl Default for ConfigOptions {
     fn default() -> Self {
         ConfigOptions {
             default_seclevel: DEBIAN_DEFAULT_SECLEVEL,
+            default_ciphersuites: None,
             openssl3: true,
         }
     }
@@ -428,12 +436,20 @@ impl Policy {
         })
     }
 
-    /// The policy of pasted Apache (`SSLProtocol`, `SSLCipherSuite`) or nginx
-    /// (`ssl_protocols`, `ssl_ciphers`, `ssl_conf_command Ciphersuites`, `ssl_dhparam`)
-    /// directives, with [`ConfigOptions::default`]. Other lines, comments and `SSLProxy*`
-    /// directives are ignored; a later directive overrides an earlier one; a missing
+    /// The policy of pasted Apache (`SSLProtocol`, `SSLCipherSuite`, `SSLHonorCipherOrder`,
+    /// `SSLOpenSSLConfCmd`) or nginx (`ssl_protocols`, `ssl_ciphers`, `ssl_conf_command`,
+    /// `ssl_dhparam`, `ssl_ecdh_curve`, `ssl_prefer_server_ciphers`) directives, with
+    /// [`ConfigOptions::default`]. Other lines, comments and `SSLProxy*` directives are
+    /// ignored; a later directive overrides an earlier one, except that nginx ORs the
+    /// `ssl_protocols` of one block and refuses two `ssl_ciphers` in one block; a missing
     /// directive takes the server's documented default (`APACHE_DEFAULT_*`,
     /// `NGINX_DEFAULT_*`, [`OPENSSL_DEFAULT_CIPHERSUITES`]).
+    ///
+    /// The conf commands `CipherString`, `Ciphersuites`, `Groups`/`Curves`, `MinProtocol`,
+    /// `MaxProtocol` and `Protocol` are applied after the server's own directives, as
+    /// both servers do, whatever their place in the text; other commands are listed in
+    /// [`Policy::ignored_words`]. Apache lines ending in `\` continue on the next line,
+    /// and a `#` after an Apache directive is an error (Apache takes it as an argument).
     pub fn from_config(text: &str) -> Result<Policy, PolicyError> {
         Policy::from_config_with(text, ConfigOptions::default(), catalogue::all())
     }
@@ -491,44 +507,45 @@ impl Policy {
                 )?,
             ),
         };
+        let protocols = apply_protocol_commands(kind, &protocols, &d.conf_protocols);
         let default_ciphers = match kind {
             Server::Apache => APACHE_DEFAULT_CIPHERS,
             Server::Nginx => NGINX_DEFAULT_CIPHERS,
         };
-        let cipher_string = d.ciphers.as_deref().unwrap_or(default_ciphers);
+        let directive_string = d.ciphers.as_deref().unwrap_or(default_ciphers);
         let effective_string = match kind {
-            Server::Apache => format!("{cipher_string}{APACHE_CIPHER_SUFFIX}"),
-            Server::Nginx => cipher_string.to_string(),
+            Server::Apache => format!("{directive_string}{APACHE_CIPHER_SUFFIX}"),
+            Server::Nginx => directive_string.to_string(),
         };
-        let evaluated =
-            cipherstring::evaluate_over(&effective_string, suites, options.default_seclevel)
-                .map_err(|e| {
-                    err(
-                        format!("cipher string `{cipher_string}`: {}", e.message),
-                        d.ciphers_line,
-                    )
-                })?;
+        let mut evaluated = evaluate_directive_string(
+            kind,
+            directive_string,
+            &effective_string,
+            d.ciphers_line,
+            options.default_seclevel,
+            options.openssl3,
+            suites,
+        )?;
+        let mut cipher_string = directive_string;
+        let mut any_seclevel = directive_string.contains("@SECLEVEL=");
+        if let Some((conf_string, line)) = &d.conf_cipher_string {
+            // The server has set its own string first (and failed on it if it matched
+            // nothing); the conf command's `CipherString` then replaces the list as
+            // written (mod_ssl adds nothing to it) and keeps the level unless it sets one.
+            evaluated = evaluate_directive_string(
+                kind,
+                conf_string,
+                conf_string,
+                Some(*line),
+                evaluated.seclevel,
+                options.openssl3,
+                suites,
+            )?;
+            cipher_string = conf_string;
+            any_seclevel |= conf_string.contains("@SECLEVEL=");
+        }
         let level = evaluated.seclevel;
         let listed12: Vec<&'static Suite> = evaluated.listed.iter().map(|&i| &suites[i]).collect();
-        if options.openssl3 && !listed12.iter().any(|s| s.in_openssl3) {
-            let names: Vec<&str> = listed12
-                .iter()
-                .take(4)
-                .filter_map(|s| s.openssl.first().map(String::as_str))
-                .collect();
-            let what = match kind {
-                Server::Apache => "Apache would not start (AH01898: Unable to configure permitted SSL ciphers)",
-                Server::Nginx => "nginx would refuse the configuration (SSL_CTX_set_cipher_list ... no cipher match)",
-            };
-            return Err(err(
-                format!(
-                    "cipher string `{cipher_string}` matches no suite OpenSSL 3 has (it names {}{}): {what}",
-                    names.join(", "),
-                    if listed12.len() > 4 { ", ..." } else { "" }
-                ),
-                d.ciphers_line,
-            ));
-        }
         let tls12 = evaluated
             .order
             .iter()
@@ -536,10 +553,13 @@ impl Policy {
             .filter(|s| !options.openssl3 || s.in_openssl3)
             .collect();
 
-        let suites13 = d
-            .ciphersuites
-            .as_deref()
-            .unwrap_or(OPENSSL_DEFAULT_CIPHERSUITES);
+        let (configured13, configured13_line) = match (&d.conf_ciphersuites, &d.ciphersuites) {
+            (Some((v, line)), _) => (Some(v.as_str()), Some(*line)),
+            (None, Some(v)) => (Some(v.as_str()), d.ciphersuites_line),
+            // A system `Ciphersuites` no suite of which OpenSSL knows fails as well.
+            (None, None) => (options.default_ciphersuites.as_deref(), None),
+        };
+        let suites13 = configured13.unwrap_or(OPENSSL_DEFAULT_CIPHERSUITES);
         let mut listed13: Vec<&'static Suite> = Vec::new();
         for name in suites13.split(':').map(str::trim).filter(|n| !n.is_empty()) {
             // OpenSSL ignores TLS 1.3 names it does not know, and TLS <= 1.2 names here.
@@ -549,10 +569,10 @@ impl Policy {
                 }
             }
         }
-        if listed13.is_empty() && d.ciphersuites.is_some() {
+        if listed13.is_empty() && configured13.is_some() {
             return Err(err(
                 format!("no TLS 1.3 suite in `{suites13}`"),
-                d.ciphersuites_line,
+                configured13_line,
             ));
         }
         let tls13 = listed13
@@ -561,7 +581,11 @@ impl Policy {
             .filter(|s| cipherstring::allowed_at_seclevel(s, level))
             .collect();
 
-        let key_groups = match &d.groups {
+        let (groups_list, groups_line) = match &d.conf_groups {
+            Some((v, line)) => (Some(v), Some(*line)),
+            None => (d.groups.as_ref(), d.groups_line),
+        };
+        let key_groups = match groups_list {
             None => groups::openssl30_default(),
             Some(list) => {
                 let mut out = Vec::new();
@@ -573,7 +597,7 @@ impl Policy {
                                 format!(
                                 "unknown group `{name}` in `{list}`: the server would refuse it"
                             ),
-                                d.groups_line,
+                                groups_line,
                             ))
                         }
                     }
@@ -591,7 +615,7 @@ impl Policy {
             .filter(|p| !(options.openssl3 && *p == Protocol::SslV3))
             .filter(|p| !protocol_refused_at(*p, level, options.openssl3))
             .collect();
-        let origin = if cipher_string.contains("@SECLEVEL=") {
+        let origin = if any_seclevel {
             format!("@SECLEVEL={level} in the cipher string")
         } else {
             "the system default".to_string()
@@ -613,7 +637,11 @@ impl Policy {
             key_groups,
             prefer_server_ciphers: d.prefer_server,
             no_dh_parameters: kind == Server::Nginx && !d.dhparam,
-            ignored_words: evaluated.ignored,
+            ignored_words: evaluated
+                .ignored
+                .into_iter()
+                .chain(d.ignored_commands)
+                .collect(),
             cipher_string: Some(cipher_string.to_string()),
             over: suites,
             steps: evaluated.steps,
@@ -815,6 +843,47 @@ impl Policy {
     }
 }
 
+/// Evaluate a cipher string a server sets (`string` as configured, `effective` as the
+/// server hands it to OpenSSL) at `default_seclevel`; a string that leaves no TLS <= 1.2
+/// suite OpenSSL 3 has is the server's error.
+fn evaluate_directive_string(
+    kind: Server,
+    string: &str,
+    effective: &str,
+    line: Option<usize>,
+    default_seclevel: u8,
+    openssl3: bool,
+    suites: &'static [Suite],
+) -> Result<cipherstring::Evaluated, PolicyError> {
+    let evaluated = cipherstring::evaluate_over(effective, suites, default_seclevel)
+        .map_err(|e| err(format!("cipher string `{string}`: {}", e.message), line))?;
+    let listed: Vec<&'static Suite> = evaluated.listed.iter().map(|&i| &suites[i]).collect();
+    if openssl3 && !listed.iter().any(|s| s.in_openssl3) {
+        let names: Vec<&str> = listed
+            .iter()
+            .take(4)
+            .filter_map(|s| s.openssl.first().map(String::as_str))
+            .collect();
+        let what = match kind {
+            Server::Apache => {
+                "Apache would not start (AH01898: Unable to configure permitted SSL ciphers)"
+            }
+            Server::Nginx => {
+                "nginx would refuse the configuration (SSL_CTX_set_cipher_list ... no cipher match)"
+            }
+        };
+        return Err(err(
+            format!(
+                "cipher string `{string}` matches no suite OpenSSL 3 has (it names {}{}): {what}",
+                names.join(", "),
+                if listed.len() > 4 { ", ..." } else { "" }
+            ),
+            line,
+        ));
+    }
+    Ok(evaluated)
+}
+
 fn decision_of(reason: Option<Reason>) -> Decision {
     match reason {
         None => Decision::Allowed,
@@ -836,19 +905,68 @@ enum Server {
     Nginx,
 }
 
+impl Server {
+    /// The directive that passes commands to OpenSSL's `SSL_CONF_cmd`.
+    fn conf_directive(self) -> &'static str {
+        match self {
+            Server::Apache => "SSLOpenSSLConfCmd",
+            Server::Nginx => "ssl_conf_command",
+        }
+    }
+
+    /// What the server does with a configuration it cannot apply.
+    fn refuses(self) -> &'static str {
+        match self {
+            Server::Apache => "Apache would not start",
+            Server::Nginx => "nginx would refuse the configuration",
+        }
+    }
+}
+
+/// A protocol command of `SSL_CONF_cmd` (`MinProtocol`, `MaxProtocol`, `Protocol`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ProtocolCommand {
+    /// `MinProtocol`: `None` lifts the bound.
+    Min(Option<Protocol>),
+    /// `MaxProtocol`: `None` lifts the bound.
+    Max(Option<Protocol>),
+    /// `Protocol`: each protocol switched on (`+P`, `P`) or off (`-P`), in order.
+    Switch(Vec<(bool, Vec<Protocol>)>),
+}
+
+/// A value and the line it was read from.
+type AtLine = (String, usize);
+
 #[derive(Debug, Default)]
 struct Directives {
     server: Option<Server>,
     protocols: Option<String>,
     protocols_line: Option<usize>,
+    /// The nginx block the last `ssl_protocols` was in.
+    protocols_block: Option<usize>,
     ciphers: Option<String>,
     ciphers_line: Option<usize>,
+    /// The nginx block the last `ssl_ciphers` was in.
+    ciphers_block: Option<usize>,
     ciphersuites: Option<String>,
     ciphersuites_line: Option<usize>,
     dhparam: bool,
     prefer_server: bool,
     groups: Option<String>,
     groups_line: Option<usize>,
+    /// `ssl_conf_command`/`SSLOpenSSLConfCmd` values: both servers hand them to OpenSSL
+    /// after their own directives, so they override those whatever the order in the file.
+    conf_cipher_string: Option<AtLine>,
+    conf_ciphersuites: Option<AtLine>,
+    conf_groups: Option<AtLine>,
+    conf_protocols: Vec<ProtocolCommand>,
+    /// Conf commands tlsgap does not model (`ssl_conf_command Options`), as
+    /// `directive command`, so that the user sees them.
+    ignored_commands: Vec<String>,
+    /// The nginx block being read (0: the top level), and those around it.
+    block: usize,
+    outer_blocks: Vec<usize>,
+    blocks_seen: usize,
 }
 
 /// Split `s` into words, honouring single and double quotes.
@@ -898,6 +1016,14 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// Whether `first` (a line's first word) is one of the Apache directives read.
+fn is_apache_directive(first: &str) -> bool {
+    matches!(
+        first.to_ascii_lowercase().as_str(),
+        "sslprotocol" | "sslciphersuite" | "sslhonorcipherorder" | "sslopensslconfcmd"
+    )
+}
+
 impl Directives {
     fn read(text: &str) -> Result<(Server, Directives), PolicyError> {
         let mut d = Directives::default();
@@ -905,19 +1031,19 @@ impl Directives {
         // directives are whole lines without terminator.
         let mut stmt = String::new();
         let mut stmt_line = 0;
-        for (n, raw) in text.lines().enumerate() {
-            let line_no = n + 1;
-            let line = strip_comment(raw);
-            let first = words(line).into_iter().next().unwrap_or_default();
-            if matches!(
-                first.to_ascii_lowercase().as_str(),
-                "sslprotocol" | "sslciphersuite" | "sslhonorcipherorder" | "sslopensslconfcmd"
-            ) {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut next = 0;
+        while let Some(&raw) = lines.get(next) {
+            next += 1;
+            let line_no = next;
+            let first = words(strip_comment(raw)).into_iter().next();
+            if first.as_deref().is_some_and(is_apache_directive) {
                 // Apache lines have no terminator: what is pending is other Apache lines.
                 stmt.clear();
-                d.statement(&words(line), line_no)?;
+                d.apache_line(raw, &lines, &mut next, line_no)?;
                 continue;
             }
+            let line = strip_comment(raw);
             let mut rest = line;
             loop {
                 if stmt.trim().is_empty() {
@@ -928,6 +1054,7 @@ impl Directives {
                         stmt.push_str(&rest[..i]);
                         d.statement(&words(&stmt), stmt_line)?;
                         stmt.clear();
+                        d.brace(rest[i..].chars().next());
                         rest = &rest[i + 1..];
                     }
                     None => {
@@ -948,6 +1075,57 @@ impl Directives {
             ));
         };
         Ok((server, d))
+    }
+
+    /// An Apache directive starting at `raw` (line `line_no`); `next` is the index of the
+    /// line after it, moved past the lines a `\` continuation takes.
+    fn apache_line(
+        &mut self,
+        raw: &str,
+        lines: &[&str],
+        next: &mut usize,
+        line_no: usize,
+    ) -> Result<(), PolicyError> {
+        // httpd joins a line that ends in `\` with the next one, as they are (its
+        // documentation: nothing may follow the backslash).
+        let mut joined = raw.to_string();
+        while joined.ends_with('\\') {
+            let Some(more) = lines.get(*next) else {
+                break;
+            };
+            joined.pop();
+            joined.push_str(more);
+            *next += 1;
+        }
+        // httpd reads `#` as a comment only at the start of a line: after a directive it
+        // is an argument, which these directives refuse (`SSLProtocol: Illegal protocol
+        // '#'`, `SSLCipherSuite takes 1-2 arguments`), so Apache does not start.
+        let kept = strip_comment(&joined);
+        if kept.len() < joined.len() && kept.ends_with(char::is_whitespace) {
+            let name = words(kept).into_iter().next().unwrap_or_default();
+            return Err(err(
+                format!(
+                    "{name}: `{}` is an argument, not a comment (Apache comments take a line of \
+                     their own): Apache would not start",
+                    joined[kept.len()..].trim()
+                ),
+                Some(line_no),
+            ));
+        }
+        self.statement(&words(&joined), line_no)
+    }
+
+    /// Enter or leave an nginx block at `{` or `}`.
+    fn brace(&mut self, c: Option<char>) {
+        match c {
+            Some('{') => {
+                self.blocks_seen += 1;
+                self.outer_blocks.push(self.block);
+                self.block = self.blocks_seen;
+            }
+            Some('}') => self.block = self.outer_blocks.pop().unwrap_or(0),
+            _ => {}
+        }
     }
 
     fn set_server(&mut self, s: Server, line: usize) -> Result<(), PolicyError> {
@@ -973,12 +1151,23 @@ impl Directives {
             }
             "sslciphersuite" => {
                 self.set_server(Server::Apache, line_no)?;
+                // mod_ssl compares the protocol argument case-sensitively
+                // (`SSLCipherSuite tlsv1.3 ...`: "protocol 'tlsv1.3' not supported").
                 match args {
                     [s] => self.set_ciphers(s, line_no),
-                    [p, s] if p.eq_ignore_ascii_case("SSL") => self.set_ciphers(s, line_no),
-                    [p, s] if p.eq_ignore_ascii_case("TLSv1.3") => {
+                    [p, s] if p == "SSL" => self.set_ciphers(s, line_no),
+                    [p, s] if p == "TLSv1.3" => {
                         self.ciphersuites = Some(s.clone());
                         self.ciphersuites_line = Some(line_no);
+                    }
+                    [p, _] => {
+                        return Err(err(
+                            format!(
+                                "SSLCipherSuite: protocol `{p}` not supported (mod_ssl takes \
+                                 `SSL` or `TLSv1.3`, spelt so): Apache would not start"
+                            ),
+                            Some(line_no),
+                        ))
                     }
                     _ => {
                         return Err(err(
@@ -993,15 +1182,33 @@ impl Directives {
             }
             "ssl_protocols" => {
                 self.set_server(Server::Nginx, line_no)?;
-                self.protocols = Some(args.join(" "));
+                // nginx ORs the values of the lines of one block (a bitmask), and an
+                // inner block's value replaces the outer one.
+                let joined = args.join(" ");
+                self.protocols = match (self.protocols.take(), self.protocols_block) {
+                    (Some(prev), Some(b)) if b == self.block => Some(format!("{prev} {joined}")),
+                    _ => Some(joined),
+                };
                 self.protocols_line = Some(line_no);
+                self.protocols_block = Some(self.block);
             }
             "ssl_ciphers" => {
                 self.set_server(Server::Nginx, line_no)?;
                 let [s] = args else {
                     return Err(err("ssl_ciphers takes one argument", Some(line_no)));
                 };
+                if self.ciphers_block == Some(self.block) {
+                    return Err(err(
+                        format!(
+                            "\"ssl_ciphers\" directive is duplicate (line {} set it in this block): \
+                             nginx would refuse the configuration",
+                            self.ciphers_line.unwrap_or(0)
+                        ),
+                        Some(line_no),
+                    ));
+                }
                 self.set_ciphers(s, line_no);
+                self.ciphers_block = Some(self.block);
             }
             "sslhonorcipherorder" => {
                 self.set_server(Server::Apache, line_no)?;
@@ -1022,12 +1229,7 @@ impl Directives {
             }
             "sslopensslconfcmd" => {
                 self.set_server(Server::Apache, line_no)?;
-                if let [k, v] = args {
-                    if k.eq_ignore_ascii_case("Groups") || k.eq_ignore_ascii_case("Curves") {
-                        self.groups = Some(v.clone());
-                        self.groups_line = Some(line_no);
-                    }
-                }
+                self.conf_command(Server::Apache, args, line_no)?;
             }
             "ssl_dhparam" => {
                 self.set_server(Server::Nginx, line_no)?;
@@ -1035,19 +1237,63 @@ impl Directives {
             }
             "ssl_conf_command" => {
                 self.set_server(Server::Nginx, line_no)?;
-                if let [k, v] = args {
-                    if k.eq_ignore_ascii_case("Ciphersuites") {
-                        self.ciphersuites = Some(v.clone());
-                        self.ciphersuites_line = Some(line_no);
-                    } else if k.eq_ignore_ascii_case("CipherString") {
-                        self.set_ciphers(v, line_no);
-                    } else if k.eq_ignore_ascii_case("Groups") || k.eq_ignore_ascii_case("Curves") {
-                        self.groups = Some(v.clone());
-                        self.groups_line = Some(line_no);
-                    }
-                }
+                self.conf_command(Server::Nginx, args, line_no)?;
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// A command for OpenSSL's `SSL_CONF_cmd` (`ssl_conf_command`, `SSLOpenSSLConfCmd`),
+    /// whose names it matches case-insensitively in configuration files.
+    fn conf_command(
+        &mut self,
+        server: Server,
+        args: &[String],
+        line_no: usize,
+    ) -> Result<(), PolicyError> {
+        let directive = server.conf_directive();
+        let [k, v] = args else {
+            return Err(err(
+                format!(
+                    "{directive} takes a command and a value, got `{}`: {}",
+                    args.join(" "),
+                    server.refuses()
+                ),
+                Some(line_no),
+            ));
+        };
+        let failed = || {
+            err(
+                format!(
+                    "{directive} {k} `{v}`: OpenSSL refuses the value (SSL_CONF_cmd fails): {}",
+                    server.refuses()
+                ),
+                Some(line_no),
+            )
+        };
+        match k.to_ascii_lowercase().as_str() {
+            "cipherstring" => self.conf_cipher_string = Some((v.clone(), line_no)),
+            "ciphersuites" => self.conf_ciphersuites = Some((v.clone(), line_no)),
+            "groups" | "curves" => self.conf_groups = Some((v.clone(), line_no)),
+            "minprotocol" => {
+                let p = conf_protocol_bound(v).ok_or_else(failed)?;
+                self.conf_protocols.push(ProtocolCommand::Min(p));
+            }
+            "maxprotocol" => {
+                let p = conf_protocol_bound(v).ok_or_else(failed)?;
+                self.conf_protocols.push(ProtocolCommand::Max(p));
+            }
+            "protocol" => {
+                let switches = conf_protocol_list(v).ok_or_else(failed)?;
+                self.conf_protocols.push(ProtocolCommand::Switch(switches));
+            }
+            _ => {
+                let entry = format!("{directive} {k}");
+                if !self.ignored_commands.contains(&entry) {
+                    self.ignored_commands.push(entry);
+                }
+            }
         }
         Ok(())
     }
@@ -1067,6 +1313,119 @@ fn on_off(args: &[String], directive: &str, line_no: usize) -> Result<bool, Poli
             Some(line_no),
         )),
     }
+}
+
+/// A `MinProtocol`/`MaxProtocol` value: `Some(None)` for `None` (no bound), `None` when
+/// OpenSSL refuses it. OpenSSL compares these names case-sensitively; the DTLS ones do
+/// not fit a TLS server.
+fn conf_protocol_bound(v: &str) -> Option<Option<Protocol>> {
+    Some(match v {
+        "None" => None,
+        "SSLv3" => Some(Protocol::SslV3),
+        "TLSv1" => Some(Protocol::TlsV1),
+        "TLSv1.1" => Some(Protocol::TlsV1_1),
+        "TLSv1.2" => Some(Protocol::TlsV1_2),
+        "TLSv1.3" => Some(Protocol::TlsV1_3),
+        _ => return None,
+    })
+}
+
+/// A `Protocol` value: a comma-separated list (spaces around an item are dropped) of
+/// protocol names, each switched on (`+P`, `P`) or off (`-P`), names case-insensitive;
+/// `None` when OpenSSL refuses it (an unknown or empty item).
+fn conf_protocol_list(v: &str) -> Option<Vec<(bool, Vec<Protocol>)>> {
+    let mut out = Vec::new();
+    for item in v.split(',').map(str::trim) {
+        let (on, name) = match item.as_bytes().first() {
+            Some(b'+') => (true, &item[1..]),
+            Some(b'-') => (false, &item[1..]),
+            _ => (true, item),
+        };
+        let ps = match name.to_ascii_lowercase().as_str() {
+            "all" => vec![
+                Protocol::SslV3,
+                Protocol::TlsV1,
+                Protocol::TlsV1_1,
+                Protocol::TlsV1_2,
+                Protocol::TlsV1_3,
+            ],
+            // Known to OpenSSL, nothing to a TLS server built without SSLv2.
+            "sslv2" | "dtlsv1" | "dtlsv1.2" => Vec::new(),
+            "sslv3" => vec![Protocol::SslV3],
+            "tlsv1" => vec![Protocol::TlsV1],
+            "tlsv1.1" => vec![Protocol::TlsV1_1],
+            "tlsv1.2" => vec![Protocol::TlsV1_2],
+            "tlsv1.3" => vec![Protocol::TlsV1_3],
+            _ => return None,
+        };
+        out.push((on, ps));
+    }
+    Some(out)
+}
+
+/// The protocols OpenSSL enables once the conf commands `cmds` are applied to what the
+/// server's directive set up (`base`). OpenSSL enables a protocol when no
+/// `SSL_OP_NO_*` option disables it and it lies within the min-max range. nginx
+/// disables what `ssl_protocols` leaves out by option and opens the range; mod_ssl
+/// (OpenSSL >= 1.1) sets only the range, from the lowest to the highest protocol of
+/// `SSLProtocol` (a protocol left out inside it is kept out here, as it was before
+/// any command). `Protocol` switches options, `MinProtocol`/`MaxProtocol` move the range.
+fn apply_protocol_commands(
+    server: Server,
+    base: &[Protocol],
+    cmds: &[ProtocolCommand],
+) -> Vec<Protocol> {
+    if cmds.is_empty() {
+        return base.to_vec();
+    }
+    const ALL: [Protocol; 5] = [
+        Protocol::SslV3,
+        Protocol::TlsV1,
+        Protocol::TlsV1_1,
+        Protocol::TlsV1_2,
+        Protocol::TlsV1_3,
+    ];
+    let low = base.iter().copied().filter(|p| *p != Protocol::SslV2).min();
+    let high = base.iter().copied().filter(|p| *p != Protocol::SslV2).max();
+    let (mut options_on, mut min, mut max): (Vec<Protocol>, _, _) = match (server, low, high) {
+        (Server::Apache, Some(lo), Some(hi)) => (
+            ALL.into_iter()
+                .filter(|p| *p < lo || *p > hi || base.contains(p))
+                .collect(),
+            Some(lo),
+            Some(hi),
+        ),
+        (Server::Apache, _, _) => (Vec::new(), None, None),
+        (Server::Nginx, _, _) => (
+            base.iter()
+                .copied()
+                .filter(|p| *p != Protocol::SslV2)
+                .collect(),
+            None,
+            None,
+        ),
+    };
+    for cmd in cmds {
+        match cmd {
+            ProtocolCommand::Min(p) => min = *p,
+            ProtocolCommand::Max(p) => max = *p,
+            ProtocolCommand::Switch(switches) => {
+                for (on, ps) in switches {
+                    options_on.retain(|p| !ps.contains(p));
+                    if *on {
+                        options_on.extend(ps.iter().copied());
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<Protocol> = options_on
+        .into_iter()
+        .filter(|p| min.is_none_or(|m| *p >= m) && max.is_none_or(|m| *p <= m))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn protocol_word(w: &str) -> Option<Vec<Protocol>> {
@@ -1110,14 +1469,15 @@ fn apache_protocols(args: &str, line: Option<usize>) -> Result<Vec<Protocol>, Po
     Ok(set)
 }
 
-/// nginx's `ssl_protocols`: exactly the protocols listed.
+/// nginx's `ssl_protocols`: exactly the protocols listed, names case-insensitive (nginx
+/// reads a bitmask value with `ngx_strcasecmp`); nginx has no `all`.
 fn nginx_protocols(args: &str, line: Option<usize>) -> Result<Vec<Protocol>, PolicyError> {
     let mut set = Vec::new();
     for w in args.split_whitespace() {
-        let p = Protocol::parse(w)
-            .filter(|_| w.starts_with("TLSv") || w.starts_with("SSLv"))
+        let ps = protocol_word(w)
+            .filter(|_| !w.eq_ignore_ascii_case("all"))
             .ok_or_else(|| err(format!("ssl_protocols: unknown protocol `{w}`"), line))?;
-        set.push(p);
+        set.extend(ps);
     }
     set.sort();
     set.dedup();

@@ -19,6 +19,7 @@ fn config_with(text: &str, default_seclevel: u8, openssl3: bool) -> Policy {
     let options = ConfigOptions {
         default_seclevel,
         openssl3,
+        ..ConfigOptions::default()
     };
     Policy::from_config_with(text, options, catalogue::all()).unwrap()
 }
@@ -637,4 +638,259 @@ fn every_vendored_mozilla_guideline_is_usable() {
         }
     }
     assert_eq!(files, tlsgap_ciphers::policy::MOZILLA_VERSIONS.len());
+}
+
+// --- OpenSSL conf commands (ssl_conf_command, SSLOpenSSLConfCmd) -------------------------
+// The cases and results are those of a real nginx 1.22.1 / Apache 2.4 on OpenSSL 3.0
+// (cipher audit, finding F2).
+
+#[test]
+fn conf_command_min_protocol_refuses_older_protocols() {
+    let nginx = config(
+        "ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;\nssl_ciphers ALL:@SECLEVEL=0;\n\
+         ssl_conf_command MinProtocol TLSv1.2;",
+    );
+    assert_eq!(nginx.configured_protocols, [TlsV1_2, TlsV1_3]);
+    assert_eq!(
+        nginx.decide("TLSv1", "ECDHE-RSA-AES128-SHA"),
+        Decision::RefusedProtocol
+    );
+    assert_eq!(
+        nginx.decide("TLSv1.1", "AES128-SHA"),
+        Decision::RefusedProtocol
+    );
+    assert_eq!(
+        nginx.decide("TLSv1.2", "ECDHE-RSA-AES128-SHA"),
+        Decision::Allowed
+    );
+    let apache = config(
+        "SSLProtocol all\nSSLCipherSuite ALL:@SECLEVEL=0\nSSLOpenSSLConfCmd MinProtocol TLSv1.2",
+    );
+    assert_eq!(apache.configured_protocols, [TlsV1_2, TlsV1_3]);
+    assert_eq!(
+        apache.decide("TLSv1", "AES128-SHA"),
+        Decision::RefusedProtocol
+    );
+    // The directive's order does not matter: the servers apply conf commands last.
+    let first = config("ssl_conf_command MaxProtocol TLSv1.2;\nssl_protocols TLSv1.2 TLSv1.3;");
+    assert_eq!(first.configured_protocols, [TlsV1_2]);
+}
+
+#[test]
+fn conf_command_protocol_switches_protocols() {
+    let p = config(
+        "ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;\nssl_ciphers ALL:@SECLEVEL=0;\n\
+         ssl_conf_command Protocol -TLSv1.3;",
+    );
+    assert_eq!(p.configured_protocols, [TlsV1, TlsV1_1, TlsV1_2]);
+    assert_eq!(
+        p.decide("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        Decision::RefusedProtocol
+    );
+    // nginx disables the protocols ssl_protocols leaves out by option, which `Protocol`
+    // switches back on; a list is comma-separated and case-insensitive.
+    let p = config("ssl_protocols TLSv1.2;\nssl_conf_command Protocol \"+tlsv1.3, -TLSv1.2\";");
+    assert_eq!(p.configured_protocols, [TlsV1_3]);
+    // mod_ssl sets a range, which `Protocol` does not widen but MinProtocol moves.
+    let p = config("SSLProtocol TLSv1.2\nSSLOpenSSLConfCmd Protocol +TLSv1.3");
+    assert_eq!(p.configured_protocols, [TlsV1_2]);
+    let p = config("SSLProtocol TLSv1.2\nSSLOpenSSLConfCmd MaxProtocol None");
+    assert_eq!(p.configured_protocols, [TlsV1_2, TlsV1_3]);
+}
+
+#[test]
+fn conf_command_values_openssl_refuses_are_errors() {
+    for (text, line) in [
+        // MinProtocol names are case-sensitive.
+        (
+            "ssl_protocols TLSv1.2;\nssl_conf_command MinProtocol tlsv1.2;",
+            2,
+        ),
+        ("SSLProtocol all\nSSLOpenSSLConfCmd MaxProtocol TLSv1.4", 2),
+        // `Protocol` takes a comma-separated list; `-TLSv1 -TLSv1.1` is one unknown name.
+        (
+            "ssl_protocols TLSv1.2;\nssl_conf_command Protocol \"-TLSv1 -TLSv1.1\";",
+            2,
+        ),
+        ("ssl_conf_command Protocol;\nssl_protocols TLSv1.2;", 1),
+    ] {
+        let e = Policy::from_config(text).unwrap_err();
+        assert_eq!(e.line, Some(line), "{text:?}: {e}");
+    }
+}
+
+#[test]
+fn apache_conf_command_cipher_string_and_ciphersuites_override() {
+    let p = config(
+        "SSLProtocol -all +TLSv1.2 +TLSv1.3\n\
+         SSLOpenSSLConfCmd CipherString ECDHE-RSA-AES256-GCM-SHA384\n\
+         SSLOpenSSLConfCmd Ciphersuites TLS_AES_128_GCM_SHA256",
+    );
+    assert_eq!(names(&p.tls12), ["ECDHE-RSA-AES256-GCM-SHA384"]);
+    assert_eq!(names(&p.tls13), ["TLS_AES_128_GCM_SHA256"]);
+    assert_eq!(
+        p.decide("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+        Decision::RefusedCipher
+    );
+    assert_eq!(
+        p.decide("TLSv1.3", "TLS_AES_256_GCM_SHA384"),
+        Decision::RefusedCipher
+    );
+    // Before or after SSLCipherSuite, the conf command wins.
+    let p = config(
+        "SSLOpenSSLConfCmd CipherString AES128-SHA\nSSLCipherSuite HIGH\n\
+         SSLOpenSSLConfCmd Ciphersuites TLS_AES_128_GCM_SHA256\n\
+         SSLCipherSuite TLSv1.3 TLS_AES_256_GCM_SHA384",
+    );
+    assert_eq!(names(&p.tls12), ["AES128-SHA"]);
+    assert_eq!(names(&p.tls13), ["TLS_AES_128_GCM_SHA256"]);
+    let p = config("ssl_conf_command CipherString AES128-SHA;\nssl_ciphers HIGH;");
+    assert_eq!(names(&p.tls12), ["AES128-SHA"]);
+    // The level the server's own string set stays unless the command sets one.
+    let p = config(
+        "ssl_protocols TLSv1 TLSv1.2;\nssl_ciphers ALL:@SECLEVEL=0;\n\
+         ssl_conf_command CipherString AES128-SHA;",
+    );
+    assert_eq!(p.seclevel, Some(0));
+    assert_eq!(p.protocols, [TlsV1, TlsV1_2]);
+}
+
+#[test]
+fn unmodelled_conf_commands_are_listed_as_ignored() {
+    let p = config(
+        "ssl_protocols TLSv1.2;\nssl_conf_command Options PrioritizeChaCha;\n\
+         ssl_conf_command SignatureAlgorithms RSA+SHA256;\nssl_conf_command Options -SessionTicket;",
+    );
+    assert_eq!(
+        p.ignored_words,
+        [
+            "ssl_conf_command Options",
+            "ssl_conf_command SignatureAlgorithms"
+        ]
+    );
+    let p = config("SSLProtocol TLSv1.2\nSSLOpenSSLConfCmd ECDHParameters prime256v1");
+    assert_eq!(p.ignored_words, ["SSLOpenSSLConfCmd ECDHParameters"]);
+}
+
+// --- Configuration syntax the real servers read (cipher audit, finding F4) ---------------
+
+#[test]
+fn apache_backslash_continues_a_line() {
+    let p = config(
+        "  SSLProtocol -all \\\n      +TLSv1.2\n  SSLCipherSuite ECDHE-ECDSA-AES128-GCM-SHA256:\\\n\
+         ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA\nSSLProtocol -all \\\n+TLSv1.2 \\\n+TLSv1.3",
+    );
+    assert_eq!(p.configured_protocols, [TlsV1_2, TlsV1_3]);
+    assert_eq!(
+        names(&p.tls12),
+        [
+            "ECDHE-ECDSA-AES128-GCM-SHA256",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+            "AES256-SHA"
+        ]
+    );
+    // An error in a continued directive names its first line.
+    let e = Policy::from_config("ServerName x\nSSLProtocol -all \\\n+TLSv1.4").unwrap_err();
+    assert_eq!(e.line, Some(2));
+}
+
+#[test]
+fn nginx_protocol_names_are_case_insensitive() {
+    let p = config("ssl_protocols tlsv1.2 TLSV1.3;\nssl_ciphers HIGH;");
+    assert_eq!(p.configured_protocols, [TlsV1_2, TlsV1_3]);
+    assert!(Policy::from_config("ssl_protocols all;").is_err());
+}
+
+#[test]
+fn nginx_ssl_protocols_of_one_block_add_up() {
+    let p = config("    ssl_protocols TLSv1.2;\n    ssl_protocols TLSv1.3;");
+    assert_eq!(p.configured_protocols, [TlsV1_2, TlsV1_3]);
+    let p = config("server {\n ssl_protocols TLSv1.2; ssl_protocols TLSv1.3;\n}");
+    assert_eq!(p.configured_protocols, [TlsV1_2, TlsV1_3]);
+    // Across blocks the inner one replaces the outer one.
+    let p = config(
+        "http {\n    ssl_protocols TLSv1.2 TLSv1.3;\n    server {\n        ssl_protocols TLSv1.3;\n    }\n}",
+    );
+    assert_eq!(p.configured_protocols, [TlsV1_3]);
+}
+
+#[test]
+fn nginx_duplicate_ssl_ciphers_in_a_block_is_an_error() {
+    let e = Policy::from_config(
+        "    ssl_protocols TLSv1.2;\n    ssl_ciphers HIGH;\n    ssl_ciphers AES128-SHA;",
+    )
+    .unwrap_err();
+    assert_eq!(e.line, Some(3));
+    assert!(e.message.contains("duplicate"), "{e}");
+    // In nested blocks the inner one wins.
+    let p = config("http {\n ssl_ciphers HIGH;\n server {\n  ssl_ciphers AES128-SHA;\n }\n}");
+    assert_eq!(names(&p.tls12), ["AES128-SHA"]);
+}
+
+#[test]
+fn apache_trailing_comment_is_an_error() {
+    for (text, line) in [
+        (
+            "  SSLProtocol -all +TLSv1.2 # no 1.3 yet\n  SSLCipherSuite HIGH:!aNULL",
+            1,
+        ),
+        (
+            "  SSLProtocol -all +TLSv1.2\n  SSLCipherSuite \"HIGH:!aNULL\" # keep it strong",
+            2,
+        ),
+        (
+            "SSLProtocol TLSv1.2\nSSLHonorCipherOrder on # server order",
+            2,
+        ),
+    ] {
+        let e = Policy::from_config(text).unwrap_err();
+        assert_eq!(e.line, Some(line), "{text:?}: {e}");
+        assert!(e.message.contains("Apache would not start"), "{e}");
+    }
+    // Comments on their own line are fine.
+    let p = config("# SSLProtocol all\n  # comment\nSSLProtocol TLSv1.2\nSSLCipherSuite HIGH");
+    assert_eq!(p.configured_protocols, [TlsV1_2]);
+}
+
+#[test]
+fn apache_cipher_suite_protocol_is_case_sensitive() {
+    let e = Policy::from_config(
+        "  SSLProtocol -all +TLSv1.3\n  SSLCipherSuite tlsv1.3 TLS_CHACHA20_POLY1305_SHA256",
+    )
+    .unwrap_err();
+    assert_eq!(e.line, Some(2));
+    assert!(e.message.contains("SSLCipherSuite"), "{e}");
+    assert!(e.message.contains("Apache would not start"), "{e}");
+}
+
+/// A system `Ciphersuites` (openssl.cnf) holds unless the directives set TLS 1.3 suites
+/// (cipher audit, F2: real nginx and Apache refused the suites it leaves out).
+#[test]
+fn system_ciphersuites_are_the_default() {
+    let options = ConfigOptions {
+        default_ciphersuites: Some("TLS_AES_256_GCM_SHA384".to_string()),
+        ..ConfigOptions::default()
+    };
+    for text in [
+        "ssl_protocols TLSv1.2 TLSv1.3;",
+        "SSLProtocol -all +TLSv1.2 +TLSv1.3",
+    ] {
+        let p = Policy::from_config_with(text, options.clone(), catalogue::all()).unwrap();
+        assert_eq!(names(&p.tls13), ["TLS_AES_256_GCM_SHA384"], "{text}");
+        assert_eq!(
+            p.decide("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+            Decision::RefusedCipher
+        );
+        assert_eq!(
+            p.decide("TLSv1.3", "TLS_CHACHA20_POLY1305_SHA256"),
+            Decision::RefusedCipher
+        );
+    }
+    for text in [
+        "ssl_protocols TLSv1.3;\nssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;",
+        "SSLProtocol TLSv1.3\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256",
+    ] {
+        let p = Policy::from_config_with(text, options.clone(), catalogue::all()).unwrap();
+        assert_eq!(names(&p.tls13), ["TLS_AES_128_GCM_SHA256"], "{text}");
+    }
 }

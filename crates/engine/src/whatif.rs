@@ -245,33 +245,66 @@ pub struct SystemTls {
 /// The security level a server reading `system` starts from, and where it comes from
 /// (`CipherString in /etc/ssl/openssl.cnf`, ...).
 pub fn system_seclevel(system: &SystemTls) -> Result<(u8, String)> {
+    Ok(system_defaults(system)?.0)
+}
+
+/// [`system_seclevel`], and the TLS 1.3 suites the `openssl.cnf` sets (`Ciphersuites`),
+/// which hold for a server whose directives set none.
+fn system_defaults(system: &SystemTls) -> Result<((u8, String), Option<String>)> {
     use tlsgap_ciphers::cipherstring::DEBIAN_DEFAULT_SECLEVEL;
+    let builtin = format!("Debian's built-in default {DEBIAN_DEFAULT_SECLEVEL}");
+    let file = match read_system_default(system) {
+        Ok(file) => file,
+        // With `--seclevel` the level does not come from a file the user did not name,
+        // so that file failing to read is no reason to stop.
+        Err(_)
+            if system.seclevel.is_some() && !system.openssl_conf.as_ref().is_some_and(|c| c.1) =>
+        {
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let ciphersuites = file.as_ref().and_then(|(d, _)| d.ciphersuites.clone());
     if let Some(level) = system.seclevel {
         if level > 5 {
             bail!("--seclevel {level}: OpenSSL's security levels are 0 to 5");
         }
-        return Ok((level, format!("--seclevel {level}")));
+        return Ok(((level, format!("--seclevel {level}")), ciphersuites));
     }
-    let builtin = format!("Debian's built-in default {DEBIAN_DEFAULT_SECLEVEL}");
-    let Some((path, explicit)) = &system.openssl_conf else {
-        return Ok((DEBIAN_DEFAULT_SECLEVEL, builtin));
+    let Some((d, path)) = file else {
+        return Ok(((DEBIAN_DEFAULT_SECLEVEL, builtin), None));
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((DEBIAN_DEFAULT_SECLEVEL, builtin));
-        }
-        Err(e) => bail!("reading {}: {e}", path.display()),
-    };
-    let d = tlsgap_ciphers::opensslcnf::system_default(&text)
-        .map_err(|e| err!("{}: {e}", path.display()))?;
-    Ok(match d.seclevel {
+    let level = match d.seclevel {
         Some(level) => (level, format!("CipherString in {}", path.display())),
         None => (
             DEBIAN_DEFAULT_SECLEVEL,
             format!("{builtin}; {} sets none", path.display()),
         ),
-    })
+    };
+    Ok((level, ciphersuites))
+}
+
+/// The `system_default` section of the server's `openssl.cnf`; `None` when there is no
+/// file to read (none named, or the system's is missing).
+fn read_system_default(
+    system: &SystemTls,
+) -> Result<
+    Option<(
+        tlsgap_ciphers::opensslcnf::SystemDefault,
+        std::path::PathBuf,
+    )>,
+> {
+    let Some((path, explicit)) = &system.openssl_conf else {
+        return Ok(None);
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => bail!("reading {}: {e}", path.display()),
+    };
+    let d = tlsgap_ciphers::opensslcnf::system_default(&text)
+        .map_err(|e| err!("{}: {e}", path.display()))?;
+    Ok(Some((d, path.clone())))
 }
 
 /// The policy `spec` names: a Mozilla profile, a file of server directives, or
@@ -326,9 +359,10 @@ fn at_system_level(
     system: &SystemTls,
     build: Build<'_>,
 ) -> Result<std::result::Result<Policy, PolicyError>> {
-    let (level, origin) = system_seclevel(system)?;
+    let ((level, origin), default_ciphersuites) = system_defaults(system)?;
     let options = ConfigOptions {
         default_seclevel: level,
+        default_ciphersuites,
         ..ConfigOptions::default()
     };
     Ok(
@@ -401,4 +435,34 @@ pub fn run(run: &RunOptions, opts: &WhatifOptions) -> Result<WhatifOutcome> {
         run: summary,
         listed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `Ciphersuites` of the server's openssl.cnf is the TLS 1.3 list of directives
+    /// that set none, with `--seclevel` too (cipher audit, F2).
+    #[test]
+    fn system_ciphersuites_reach_the_directives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openssl.cnf");
+        std::fs::write(
+            &path,
+            "openssl_conf = a\n[a]\nssl_conf = b\n[b]\nsystem_default = c\n[c]\n\
+             Ciphersuites = TLS_AES_256_GCM_SHA384\n",
+        )
+        .unwrap();
+        for seclevel in [None, Some(1)] {
+            let system = SystemTls {
+                seclevel,
+                openssl_conf: Some((path.clone(), true)),
+            };
+            let p = directives_policy("ssl_protocols TLSv1.2 TLSv1.3;", &system)
+                .unwrap()
+                .unwrap();
+            let tls13: Vec<&str> = p.tls13.iter().map(|s| s.openssl[0].as_str()).collect();
+            assert_eq!(tls13, ["TLS_AES_256_GCM_SHA384"], "{seclevel:?}");
+        }
+    }
 }
