@@ -153,15 +153,35 @@ pub fn heading(policy: &Policy, width: usize) -> String {
             2,
         ));
     }
-    if !policy.ignored_words.is_empty() {
-        out.push_str(&layout::wrap(
-            "skipped (name no suite; OpenSSL skips them too):",
-            &crate::escape::terminal(&policy.ignored_words.join(" ")),
-            width,
-            2,
-        ));
+    let (words, commands) = ignored(&policy.ignored_words);
+    for (label, list) in [
+        ("skipped (name no suite; OpenSSL skips them too):", words),
+        (NOT_MODELLED, commands),
+    ] {
+        if !list.is_empty() {
+            out.push_str(&layout::wrap(
+                label,
+                &crate::escape::terminal(&list.join(" ")),
+                width,
+                2,
+            ));
+        }
     }
     out
+}
+
+/// The label of the `ssl_conf_command`/`SSLOpenSSLConfCmd` commands a policy does not
+/// model.
+pub(crate) const NOT_MODELLED: &str =
+    "not modelled (the server applies them; what they change is not counted):";
+
+/// A policy's `ignored_words` apart: the cipher-string words that named nothing, and
+/// the configuration commands not modelled (`ssl_conf_command Options`: a cipher
+/// string's words hold no space).
+pub(crate) fn ignored(all: &[String]) -> (Vec<&str>, Vec<&str>) {
+    all.iter()
+        .map(String::as_str)
+        .partition(|w| !w.contains(' '))
 }
 
 /// The expansion as a table in `width` cells: usable suites in order, then the rest

@@ -57,10 +57,18 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
     if !p.groups.is_empty() {
         out.push_str(&fold(format!("  groups: {}", p.groups.join(" "))));
     }
-    if !p.ignored_words.is_empty() {
+    let (words, commands) = crate::explain::ignored(&p.ignored_words);
+    if !words.is_empty() {
         out.push_str(&fold(format!(
             "  skipped (name no suite; OpenSSL skips them too): {}",
-            escape::terminal(&p.ignored_words.join(" "))
+            escape::terminal(&words.join(" "))
+        )));
+    }
+    if !commands.is_empty() {
+        out.push_str(&fold(format!(
+            "  {} {}",
+            crate::explain::NOT_MODELLED,
+            escape::terminal(&commands.join(" "))
         )));
     }
     out.push('\n');
