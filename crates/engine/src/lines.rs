@@ -14,7 +14,7 @@ use crate::runner::{self, Block, BlockMeta, InputOutcome, Job, Opening, Source};
 use crate::state::{ReadPlan, Session};
 use crate::window::Window;
 use crate::{bail, err, Context, Notes, Result, RunOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How many bytes of the first input auto-detection looks at.
 const DETECT_BYTES: usize = 64 << 10;
@@ -516,7 +516,7 @@ impl BadLineSink {
     /// Open `--invalid-lines` if given.
     pub fn new(opts: &RunOptions) -> Result<BadLineSink> {
         let out = match &opts.invalid_lines {
-            Some(p) => Some(BufWriter::new(File::create(p).with_context(|| {
+            Some(p) => Some(BufWriter::new(open_lines_file(p).with_context(|| {
                 format!("creating --invalid-lines file {}", p.display())
             })?)),
             None => None,
@@ -585,6 +585,27 @@ impl BadLineSink {
             }
         }
         Ok(())
+    }
+}
+
+/// Open the `--invalid-lines` file. A standard stream's name (`/dev/stderr`,
+/// `/dev/fd/1`, ...) is the process's own descriptor, duplicated: opening the name anew
+/// would truncate the file the stream was redirected to (`2>> cron.log` lost the
+/// log's earlier lines) or write over it from its start.
+fn open_lines_file(p: &Path) -> std::io::Result<File> {
+    use std::os::fd::AsFd;
+    let inherited = match p.to_str() {
+        Some("/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1") => {
+            Some(std::io::stdout().as_fd().try_clone_to_owned())
+        }
+        Some("/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2") => {
+            Some(std::io::stderr().as_fd().try_clone_to_owned())
+        }
+        _ => None,
+    };
+    match inherited {
+        Some(fd) => Ok(File::from(fd?)),
+        None => File::create(p),
     }
 }
 

@@ -8,7 +8,9 @@
 //!   link stays a link;
 //! - a character device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a named
 //!   pipe a dashboard reads) is written to directly, never replaced by a regular file;
-//! - `/dev/stdout`, `/dev/fd/1` and `/proc/self/fd/1` are standard output itself;
+//! - `/dev/stdout`, `/dev/fd/1` and `/proc/self/fd/1` are standard output itself, and
+//!   `/dev/stderr`, `/dev/fd/2` and `/proc/self/fd/2` standard error's descriptor (the
+//!   file a stream was redirected to is neither replaced nor reopened);
 //! - anything else (a directory, a block device) is an error naming the path.
 //!
 //! Every error names the path (or "standard output").
@@ -63,6 +65,14 @@ fn is_stdout_alias(path: &Path) -> bool {
     )
 }
 
+/// Whether `path` is spelled as standard error.
+fn is_stderr_alias(path: &Path) -> bool {
+    matches!(
+        path.to_str(),
+        Some("/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2")
+    )
+}
+
 /// Follow `path` through symbolic links (relative targets are relative to the link's
 /// directory) to what it finally names, which may not exist yet.
 pub fn resolve_links(path: &Path) -> io::Result<PathBuf> {
@@ -89,6 +99,17 @@ pub fn open(path: Option<&Path>) -> io::Result<Output> {
     };
     if is_stdout_alias(shown) {
         return Ok(stdout());
+    }
+    if is_stderr_alias(shown) {
+        // The process's own descriptor, duplicated: replacing or reopening the file
+        // standard error was redirected to (`2>> cron.log`) would destroy it.
+        use std::os::fd::AsFd;
+        let named = |e: io::Error| context(e, format!("writing {}", shown.display()));
+        let fd = io::stderr().as_fd().try_clone_to_owned().map_err(named)?;
+        return Ok(Output::Direct {
+            file: BufWriter::with_capacity(1 << 16, File::from(fd)),
+            dest: shown.to_path_buf(),
+        });
     }
     let named = |e: io::Error| context(e, format!("writing {}", shown.display()));
     let dest = resolve_links(shown).map_err(named)?;

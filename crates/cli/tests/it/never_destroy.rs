@@ -168,6 +168,64 @@ fn output_onto_a_fifo_is_streamed_and_dev_stdout_is_standard_output() {
     assert_eq!(tls_total(&o), 5);
 }
 
+/// A cron job's `2>> cron.log` (or `> run.out`): `--invalid-lines /dev/stderr` and
+/// `-o /dev/stderr` write through the process's own descriptor, after what the file
+/// held, and `--invalid-lines /dev/stdout` beside the result on standard output. Before,
+/// the name was opened anew: truncated (the cron log's earlier lines gone) or, for
+/// `-o`, replaced by a new file (a black-box audit).
+#[test]
+fn standard_streams_named_as_paths_keep_what_their_files_hold() {
+    let dir = tempdir();
+    let log = write(
+        dir.path(),
+        "access.log",
+        format!("{}not a log line\n", lines(0, 3)).as_bytes(),
+    );
+    let cron = write(dir.path(), "cron.log", b"OLD LINE 1\nOLD LINE 2\n");
+    let appending = || {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&cron)
+            .unwrap()
+    };
+    for args in [
+        &["--invalid-lines", "/dev/stderr", "-o", "/dev/null"][..],
+        &["-o", "/dev/stderr", "--format", "json"][..],
+    ] {
+        let o = bin()
+            .args(["tls", "-q"])
+            .args(args)
+            .arg(&log)
+            .stderr(Stdio::from(appending()))
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+    }
+    let text = std::fs::read_to_string(&cron).unwrap();
+    assert!(text.starts_with("OLD LINE 1\nOLD LINE 2\n"), "{text}");
+    assert!(text.contains("\t4\tmismatch\tnot a log line\n"), "{text}");
+    assert!(text.contains("\"total\": 3"), "{text}");
+
+    let out = write(dir.path(), "run.out", b"");
+    let o = bin()
+        .args([
+            "tls",
+            "-q",
+            "--format",
+            "json",
+            "--invalid-lines",
+            "/dev/stdout",
+        ])
+        .arg(&log)
+        .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("\t4\tmismatch\tnot a log line\n"), "{text}");
+    assert!(text.contains("\"total\": 3"), "{text}");
+}
+
 #[test]
 fn output_through_a_symlink_replaces_the_target_and_keeps_link_mode_and_owner() {
     let dir = tempdir();
