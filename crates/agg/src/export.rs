@@ -26,6 +26,9 @@ pub enum Source {
     DurationUs,
     /// A field of the format.
     Field(usize),
+    /// A field holding credentials (a logged `Authorization` or `Proxy-Authorization`
+    /// header): only its scheme is written ([`redacted`]).
+    Credential(usize),
 }
 
 /// A column's type.
@@ -149,7 +152,11 @@ impl ExportSchema {
         }
         for (i, field) in format.fields.iter().enumerate() {
             if used.get(i) == Some(&false) && !columns.iter().any(|c| c.name == field.name) {
-                columns.push(col(&field.name, Source::Field(i), field_type(format, i)));
+                if is_credential(&field.name) {
+                    columns.push(col(&field.name, Source::Credential(i), ColumnType::Text));
+                } else {
+                    columns.push(col(&field.name, Source::Field(i), field_type(format, i)));
+                }
             }
         }
         let needs_request = columns.iter().any(|c| {
@@ -220,6 +227,7 @@ impl ExportSchema {
                 },
                 _ => text(rec.value(i)),
             },
+            Source::Credential(i) => text(rec.value(i).map(|v| redacted(&v))),
         }
     }
 
@@ -243,6 +251,7 @@ impl ExportSchema {
             Source::Target => parts.target.clone(),
             Source::HttpVersion => parts.http_version.clone(),
             Source::Field(i) => rec.value(i),
+            Source::Credential(i) => rec.value(i).map(|v| redacted(&v)),
             _ => return None,
         })
     }
@@ -258,6 +267,7 @@ impl ExportSchema {
                     | Source::Target
                     | Source::HttpVersion
                     | Source::Field(_)
+                    | Source::Credential(_)
             )
     }
 
@@ -279,9 +289,42 @@ impl ExportSchema {
             Source::Method => parts.method.as_deref(),
             Source::Target => parts.target.as_deref(),
             Source::HttpVersion => parts.http_version.as_deref(),
-            Source::Field(i) => rec.raw(i),
+            Source::Field(i) | Source::Credential(i) => rec.raw(i),
             _ => return None,
         })
+    }
+}
+
+/// Whether a field named so holds credentials: a logged `Authorization` or
+/// `Proxy-Authorization` header (Apache `%{Authorization}i`, nginx
+/// `$http_authorization`), which the export must not print.
+fn is_credential(name: &str) -> bool {
+    matches!(
+        name,
+        "req_authorization"
+            | "req_proxy_authorization"
+            | "http_authorization"
+            | "http_proxy_authorization"
+    )
+}
+
+/// What is written of a credentials header: its scheme (`Basic`, `Bearer`, `Digest`:
+/// which kind of authentication a request used), then `<redacted>`; a value that is
+/// not a scheme name and a space then more (a bare token) is `<redacted>` whole. The credentials themselves
+/// (a Basic password is base64, not a secret kept) never leave the log.
+fn redacted(value: &[u8]) -> Cow<'static, [u8]> {
+    let scheme_len = value
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+        .count();
+    let after = value.get(scheme_len).copied();
+    match value.get(..scheme_len) {
+        Some(scheme) if (1..=32).contains(&scheme_len) && after == Some(b' ') => {
+            let mut out = scheme.to_vec();
+            out.extend_from_slice(b" <redacted>");
+            Cow::Owned(out)
+        }
+        _ => Cow::Borrowed(b"<redacted>"),
     }
 }
 
@@ -371,6 +414,45 @@ mod tests {
         assert_eq!(at("status"), &Value::Int(200));
         assert_eq!(at("bytes"), &Value::Int(0), "CLF `-` bytes are zero");
         assert_eq!(at("user_agent"), &Value::Text("x \"y\"".into()));
+    }
+
+    /// A logged `Authorization` (Apache `%{Authorization}i`, nginx
+    /// `$http_authorization`, and `Proxy-Authorization`) is exported as its scheme and
+    /// `<redacted>`, in the row values and in the texts the Parquet writer copies; the
+    /// credentials are nowhere (a black-box audit found them exported as logged).
+    #[test]
+    fn credentials_are_exported_redacted() {
+        let apache =
+            r#"LogFormat "%h %t \"%r\" %>s \"%{Authorization}i\" \"%{Proxy-Authorization}i\"" a"#;
+        let nginx = r#"log_format n '$remote_addr [$time_local] "$request" $status "$http_authorization" "$http_proxy_authorization"';"#;
+        for fmt in [apache, nginx] {
+            let f = Format::compile(fmt).unwrap();
+            let s = ExportSchema::new(&f, false);
+            let mut p = LineParser::new(&f);
+            let mut rec = Record::new(&f);
+            let line = br#"192.0.2.1 [21/Nov/2026:18:07:40 +0100] "GET / HTTP/1.1" 200 "Basic YWxpY2U6c2VjcmV0" "x9f-token""#;
+            p.parse(line, &mut rec).unwrap();
+            let mut out = Vec::new();
+            s.values(&rec, "f.log", 1, &mut out);
+            let parts = s.request_parts(&rec);
+            let mut seen = Vec::new();
+            for (c, v) in s.columns.iter().zip(&out) {
+                if c.name.ends_with("_authorization") {
+                    let copied = s.raw_text(c, &rec, &parts, "f.log").unwrap().unwrap();
+                    assert_eq!(Value::Text(lossless_text(&copied)), *v);
+                    seen.push(v.clone());
+                }
+                assert!(!format!("{v:?}").contains("YWxp") && !format!("{v:?}").contains("x9f"));
+            }
+            assert_eq!(
+                seen,
+                [
+                    Value::Text("Basic <redacted>".into()),
+                    Value::Text("<redacted>".into())
+                ],
+                "{fmt}"
+            );
+        }
     }
 
     /// Every plain text column's value is [`lossless_text`] of its raw text, and only

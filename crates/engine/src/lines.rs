@@ -616,7 +616,9 @@ pub struct RunSummary {
     pub stats: LineStats,
     /// Each input, with what went wrong reading it.
     pub inputs: Vec<InputReport>,
-    /// `--strict` stopped here; the figures then cover only the lines before it.
+    /// `--strict` stopped here; the figures then cover only the lines of the blocks
+    /// before the one holding it (none after it; an export to standard output has
+    /// written those blocks' rows).
     pub strict_hit: Option<StrictHit>,
     /// `--state`: what this run read, recorded only by [`RunSummary::commit_state`]
     /// once every output is durably written.
@@ -681,7 +683,13 @@ where
             let lines = out.take_lines();
             stats.merge(&lines.stats);
             let go_on = bad_sink.take(&names, meta, &lines.bad);
-            let merged = merge(meta, out);
+            // The block holding the line `--strict` stops at is not merged: nothing at
+            // or after that line reaches a result (an export to standard output wrote
+            // the whole block, the rows after the line included).
+            let merged = match go_on {
+                Ok(true) => merge(meta, out),
+                _ => Ok(()),
+            };
             let go = match (go_on, merged) {
                 (Ok(go), Ok(())) => go,
                 (Err(e), _) | (_, Err(e)) => {

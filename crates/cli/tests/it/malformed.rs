@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::util::{self, assert_code, ndjson, path_str, stderr, tlsgap, write};
+use crate::util::{self, assert_code, ndjson, path_str, stderr, stdout, tlsgap, write};
 
 const GOOD: &str = "192.0.2.1 - - [21/Nov/2026:18:07:40 +0100] \"GET / HTTP/1.1\" 200 512 \"-\" \
                     \"curl/8.0\" TLSv1.3 TLS_AES_128_GCM_SHA256";
@@ -308,6 +308,12 @@ fn strict_stops_at_the_first_malformed_line_naming_file_line_and_reason() {
             !err.contains("mixed.log:5:"),
             "{cmd}: only the first: {err}"
         );
+        if cmd == "export" {
+            // To standard output, no row at or after the line it stopped at (the
+            // block holding it is not written; before, all of it was: rows 4 to 10).
+            let rows = String::from_utf8_lossy(&o.stdout).lines().count();
+            assert_eq!(rows, 0, "no row: {}", stdout(&o));
+        }
     }
     // A clean file passes --strict.
     let clean = write(dir.path(), "clean.log", &util::sample_log());
