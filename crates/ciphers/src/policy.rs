@@ -53,6 +53,23 @@ const MOZILLA_JSON: [(&str, &str); 2] = [
     ("5.7", include_str!("../data/mozilla/5.7.json")),
 ];
 
+/// The smallest keys OpenSSL accepts at security level `level` (its
+/// `SSL_CTX_set_security_level` documentation): (RSA and DH bits, ECC bits). A server
+/// whose certificate key or DH parameters (`ssl_dhparam`, `SSLOpenSSLConfCmd
+/// DHParameters`) are smaller refuses to start, whatever the suites: nginx and Apache
+/// exit with `ee key too small` / `dh key too small` (a black-box audit: RSA-2048 at
+/// `@SECLEVEL=3`). `None` at level 0.
+pub fn min_key_bits(level: u8) -> Option<(u32, u32)> {
+    Some(match level {
+        0 => return None,
+        1 => (1024, 160),
+        2 => (2048, 224),
+        3 => (3072, 256),
+        4 => (7680, 384),
+        _ => (15360, 512),
+    })
+}
+
 /// Every profile name `--policy` takes, versioned and not.
 pub fn mozilla_profile_names() -> Vec<String> {
     let mut out = Vec::new();

@@ -152,6 +152,9 @@ pub fn heading(policy: &Policy, width: usize) -> String {
             width,
             2,
         ));
+        if let Some(keys) = crate::whatif::key_warning(level) {
+            out.push_str(&layout::wrap("keys:", &keys, width, 2));
+        }
     }
     let (words, commands) = ignored(&policy.ignored_words);
     for (label, list) in [
@@ -294,6 +297,8 @@ mod tests {
         assert_eq!(r.reason, None, "{r:?}");
         let t = table(&p, 80);
         assert!(t.contains("security level: 3"), "{t}");
+        // What level 3 asks of the server's keys, or it does not start.
+        assert!(t.contains("3072 bits"), "{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         for width in [60, 40, 20] {
             let t = table(&p, width);

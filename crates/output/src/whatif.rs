@@ -30,6 +30,9 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
                 .map(|o| format!(" ({})", escape::terminal(o)))
                 .unwrap_or_default()
         )));
+        if let Some(keys) = key_warning(level) {
+            out.push_str(&fold(format!("  {keys}")));
+        }
     }
     let off: Vec<&str> = p
         .configured_protocols
@@ -323,4 +326,15 @@ pub(crate) fn user_agent_line(requests: u64, kind: &str, user_agent: &str, width
             58.min(width.saturating_sub(22)).max(8)
         )
     )
+}
+
+/// At security level 3 and above, what a server's keys must be or it does not start
+/// (below, the usual 2048-bit RSA keys and DH parameters pass).
+pub(crate) fn key_warning(level: u8) -> Option<String> {
+    let (rsa, ecc) = tlsgap_ciphers::policy::min_key_bits(level).filter(|_| level >= 3)?;
+    Some(format!(
+        "at this level the server starts only with an RSA key and DH parameters of \
+         {rsa} bits or more and an ECDSA key of {ecc}: smaller ones (RSA-2048) stop \
+         nginx and Apache (`ee key too small`, `dh key too small`)"
+    ))
 }
