@@ -27,7 +27,7 @@ pub enum Source {
     /// A field of the format.
     Field(usize),
     /// A field holding credentials (a logged `Authorization` or `Proxy-Authorization`
-    /// header): only its scheme is written ([`redacted`]).
+    /// header): only its scheme is written, then `<redacted>`.
     Credential(usize),
 }
 
