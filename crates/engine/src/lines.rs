@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 
 use tlsgap_agg::{InputReport, LineStats};
 use tlsgap_parser::detect::detect;
-use tlsgap_parser::{Format, LineParser, Reason, Record, Role};
+use tlsgap_parser::{Escaping, Format, LineParser, Reason, Record, Role};
 
 use crate::input::{path_text, Compression, Input};
 use crate::runner::{self, Block, BlockMeta, InputOutcome, Job, Opening, Source};
@@ -115,10 +115,12 @@ impl<'a> LineLoop<'a> {
                 // Cut by the reader or not (a long line read whole within a block): the
                 // same line is too long however the input was cut.
                 Err(Reason::TooLong)
-            } else if lines.had_nul() {
+            } else if lines.had_nul() && format.escaping != Escaping::None {
                 // Damage, however well the rest of it reads: a NUL run inside a quoted
                 // value, or one that swallowed the ends of lines and left the head of
                 // one record before the tail of a later one (both parsed before).
+                // nginx `escape=none` writes the NUL of a request it refused as it
+                // came (a TLS ClientHello sent to the plain port): kept there.
                 Err(Reason::Binary)
             } else {
                 parser.parse(line, &mut rec)

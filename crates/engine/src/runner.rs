@@ -96,12 +96,11 @@ pub struct Lines<'a> {
 }
 
 impl Lines<'_> {
-    /// Whether the line last returned holds a NUL byte, which no server writes raw in
-    /// any escaping (nginx refuses a request with one; both escape control bytes or,
-    /// under nginx `escape=none`, cannot be sent one): what a crash leaves, blocks of
-    /// zeros that may run over the ends of lines. Found by the search for the line's
-    /// end, which looks for both bytes at once (scanning each line again for it cost
-    /// 14 % of `tls`'s instructions).
+    /// Whether the line last returned holds a NUL byte, which a server that escapes
+    /// control bytes (Apache, nginx but with `escape=none`) never writes raw: what a
+    /// crash leaves, blocks of zeros that may run over the ends of lines. Found by
+    /// the search for the line's end, which looks for both bytes at once (scanning
+    /// each line again for it cost 14 % of `tls`'s instructions).
     pub fn had_nul(&self) -> bool {
         self.nul
     }

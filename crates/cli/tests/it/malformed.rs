@@ -111,7 +111,7 @@ fn malformed_lines_are_counted_by_reason() {
 /// and nothing of them is counted; the lines around them are. Before, both parsed: the
 /// second as the first record's client with the later record's TLS pair (a
 /// black-box audit found 14 such runs in 60 random NUL blocks). Under nginx
-/// `escape=json` as well.
+/// `escape=json` as well; not under `escape=none`.
 #[test]
 fn nul_runs_are_binary_even_where_the_line_would_parse() {
     let dir = util::tempdir();
@@ -156,6 +156,12 @@ fn nul_runs_are_binary_even_where_the_line_would_parse() {
     assert_code(&o, 0);
     assert_eq!(v["lines"]["malformed_by_reason"]["binary"], 2);
     assert_eq!(v["lines"]["parsed"], 3);
+    // nginx `escape=none` writes a refused request's NUL bytes as they came (a TLS
+    // ClientHello on the plain port): there a NUL is not damage by itself.
+    let none = json.replace("escape=json", "escape=none");
+    let (v, o) = util::tls_json(&["--log-format", &none, path_str(&f)]);
+    assert_code(&o, 0);
+    assert_eq!(v["lines"]["parsed"], 5);
 }
 
 #[test]
