@@ -95,8 +95,8 @@ fn share_item(what: &str, label: &str, value: f64, l: Limits) -> Item {
         perf: format!(
             "{label}={};{};{};0;1",
             num(value),
-            l.warn.text(),
-            l.crit.text()
+            l.warn.perf_text(),
+            l.crit.perf_text()
         ),
     }
 }
@@ -175,7 +175,22 @@ impl Range {
         (!self.inside && self.start == 0.0 && self.end.is_finite()).then_some(self.end)
     }
 
-    /// As the guidelines write it (and perfdata's warn/crit fields take it).
+    /// Whether the range never alerts (`~:`, a threshold not set).
+    pub fn is_unset(&self) -> bool {
+        !self.inside && self.start.is_infinite() && self.end.is_infinite()
+    }
+
+    /// As perfdata's warn/crit field takes it: empty for a threshold not set (the
+    /// guidelines leave the field empty; some graphers draw `~:`).
+    pub fn perf_text(&self) -> String {
+        if self.is_unset() {
+            String::new()
+        } else {
+            self.text()
+        }
+    }
+
+    /// As the guidelines write it.
     pub fn text(&self) -> String {
         let body = match (self.start, self.end) {
             (s, e) if s == 0.0 && e.is_finite() => num(e),
@@ -188,6 +203,22 @@ impl Range {
             format!("@{body}")
         } else {
             body
+        }
+    }
+}
+
+impl Limits {
+    /// `warn X, crit Y` for the text, leaving out a threshold not set.
+    fn shown(&self) -> String {
+        let parts: Vec<String> = [("warn", &self.warn), ("crit", &self.crit)]
+            .iter()
+            .filter(|(_, r)| !r.is_unset())
+            .map(|(n, r)| format!("{n} {}", r.text()))
+            .collect();
+        if parts.is_empty() {
+            "no threshold".to_string()
+        } else {
+            parts.join(", ")
         }
     }
 }
@@ -280,6 +311,12 @@ impl CheckResult {
         let head = format!("TLSGAP {} - ", self.state.as_str());
         if let Some(why) = &self.unknown {
             let why = clean(why);
+            // A long reason (the escaped first line of a binary file given by
+            // mistake) is cut: monitoring cores keep a few KiB of a plugin's output.
+            let why = match why.char_indices().nth(LONG_TEXT_MAX) {
+                Some((at, _)) => format!("{}...", why.get(..at).unwrap_or_default()),
+                None => why,
+            };
             return match fit_line(&format!("{head}{why}")) {
                 (first, true) => format!("{first}\n{why}"),
                 (first, false) => first,
@@ -317,6 +354,9 @@ impl CheckResult {
         lines.join("\n")
     }
 }
+
+/// The longest reason an UNKNOWN line gives (characters).
+const LONG_TEXT_MAX: usize = 600;
 
 /// The longest first line of the plugin output (characters): the guidelines' 80
 /// columns, less one.
@@ -476,13 +516,8 @@ fn judge(
         let (state, text, limits) = match &opts.requests {
             Some(l) => (
                 l.state(r.total as f64),
-                format!(
-                    "{} TLS requests (warn {}, crit {})",
-                    r.total,
-                    l.warn.text(),
-                    l.crit.text()
-                ),
-                format!("{};{}", l.warn.text(), l.crit.text()),
+                format!("{} TLS requests ({})", r.total, l.shown()),
+                format!("{};{}", l.warn.perf_text(), l.crit.perf_text()),
             ),
             None => (State::Ok, String::new(), ";".to_string()),
         };
@@ -572,8 +607,8 @@ fn auth_item(path: &std::path::Path, l: Limits) -> Result<Item, String> {
         perf: format!(
             "auth_seconds={}s;{};{};0;",
             num(secs),
-            l.warn.text(),
-            l.crit.text()
+            l.warn.perf_text(),
+            l.crit.perf_text()
         ),
     })
 }
@@ -646,6 +681,29 @@ mod tests {
         assert_eq!(l.state(5000.0), State::Ok);
         assert_eq!(l.state(500.0), State::Warning);
         assert_eq!(l.state(50.0), State::Critical);
+    }
+
+    /// A threshold not set is an empty perfdata field and is left out of the text
+    /// (it showed `~:` in both: `tls_requests=4874;~:;4873;0;`), and a long UNKNOWN
+    /// reason (a binary file's escaped first line, 8 KB) is cut.
+    #[test]
+    fn unset_thresholds_are_empty_and_long_reasons_cut() {
+        let unset = Range::parse("~:").unwrap();
+        assert!(unset.is_unset() && unset.perf_text().is_empty());
+        let l = Limits {
+            warn: unset,
+            crit: Range::parse("4873").unwrap(),
+        };
+        assert_eq!(l.shown(), "crit 4873");
+        assert_eq!(
+            format!("{};{}", l.warn.perf_text(), l.crit.perf_text()),
+            ";4873"
+        );
+        let i = share_item("legacy", "legacy_share", 0.5, l);
+        assert_eq!(i.perf, "legacy_share=0.5;;4873;0;1");
+        let out = unknown("x".repeat(8000)).status_line(|s| s.to_string());
+        assert!(out.len() < 800, "{}", out.len());
+        assert!(out.ends_with("..."));
     }
 
     #[test]

@@ -302,12 +302,21 @@ pub fn prepare(opts: &RunOptions) -> Result<Prepared> {
         .iter()
         .all(|s| matches!(s.opening, Opening::Failed(_)))
     {
+        let mut why = Vec::new();
         for s in &sources {
             if let Opening::Failed(e) = &s.opening {
                 notes.warn(format!("{}: {e}", s.name));
+                why.push(format!("{}: {e}", s.name));
             }
         }
-        return Err(err!("no input could be opened").with_kind(crate::ErrorKind::NoInput));
+        // The reasons in the error too: a monitoring check shows only its own line,
+        // not the warnings before it (`check missing.log` said nothing of the file).
+        let shown = why.len().min(3);
+        let mut text = why[..shown].join("; ");
+        if why.len() > shown {
+            text.push_str(&format!("; {} more", why.len() - shown));
+        }
+        return Err(err!("no input could be opened ({text})").with_kind(crate::ErrorKind::NoInput));
     }
     let format = if opts.log_format == "auto" {
         auto_format(&mut sources, &names, opts.max_line_bytes, notes)?

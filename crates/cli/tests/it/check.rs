@@ -480,6 +480,26 @@ fn stale_after_warns_on_an_old_log_and_an_empty_window() {
 }
 
 /// `check` writes its status line to standard output only: `-o` is not offered.
+/// The only input missing, or a directory: the UNKNOWN line names it and says why
+/// (it said "no input could be opened", the name only on standard error, which
+/// monitoring cores do not show).
+#[test]
+fn unknown_names_the_input_that_could_not_be_opened() {
+    let dir = util::tempdir();
+    let missing = dir.path().join("missing.log");
+    let o = check(&[path_str(&missing)]);
+    let l = status(&o, "UNKNOWN", 3);
+    let all = stdout(&o);
+    assert!(all.contains("missing.log: cannot open"), "{l}\n{all}");
+    let o = check(&[path_str(dir.path())]);
+    status(&o, "UNKNOWN", 3);
+    assert!(
+        stdout(&o).contains(&path_str(dir.path()).to_string()),
+        "{}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn check_help_does_not_offer_output() {
     let o = tlsgap().args(["check", "--help"]).output().unwrap();
