@@ -513,6 +513,7 @@ impl Policy {
                 apache_protocols(
                     d.protocols.as_deref().unwrap_or(APACHE_DEFAULT_PROTOCOLS),
                     d.protocols_line,
+                    options.openssl3,
                 )?,
             ),
             Server::Nginx => (
@@ -1465,7 +1466,17 @@ fn protocol_word(w: &str) -> Option<Vec<Protocol>> {
 }
 
 /// mod_ssl's `SSLProtocol`: `+P` adds, `-P` removes, a bare `P` replaces the set.
-fn apache_protocols(args: &str, line: Option<usize>) -> Result<Vec<Protocol>, PolicyError> {
+///
+/// mod_ssl refuses to enable SSLv2 (it dropped it), and SSLv3 when the OpenSSL it was
+/// built against has none (`OPENSSL_NO_SSL3`, as distributions build OpenSSL 3): `SSLv3`
+/// or `+SSLv3` is a configuration error and Apache does not start, while `-SSLv3` is
+/// accepted. (`all` never holds them there; it is read with SSLv3 here, which the
+/// policy then refuses as not in OpenSSL 3.)
+fn apache_protocols(
+    args: &str,
+    line: Option<usize>,
+    openssl3: bool,
+) -> Result<Vec<Protocol>, PolicyError> {
     let mut set: Vec<Protocol> = Vec::new();
     for w in args.split_whitespace() {
         let (op, name) = match w.as_bytes().first() {
@@ -1473,6 +1484,21 @@ fn apache_protocols(args: &str, line: Option<usize>) -> Result<Vec<Protocol>, Po
             Some(b'-') => ('-', &w[1..]),
             _ => ('=', w),
         };
+        if op != '-' {
+            if name.eq_ignore_ascii_case("sslv2") {
+                return Err(err(
+                    "SSLProtocol: SSLv2 is no longer supported: Apache would not start",
+                    line,
+                ));
+            }
+            if openssl3 && name.eq_ignore_ascii_case("sslv3") {
+                return Err(err(
+                    "SSLProtocol: SSLv3 not supported by this version of OpenSSL (OpenSSL 3 \
+                     as distributions build it has no SSLv3): Apache would not start",
+                    line,
+                ));
+            }
+        }
         let ps = protocol_word(name)
             .ok_or_else(|| err(format!("SSLProtocol: unknown protocol `{name}`"), line))?;
         match op {

@@ -863,6 +863,43 @@ fn apache_cipher_suite_protocol_is_case_sensitive() {
     assert!(e.message.contains("Apache would not start"), "{e}");
 }
 
+/// Real Apache 2.4.71 on OpenSSL 3.0 (built without SSLv3) refused to start with
+/// `SSLProtocol SSLv3` ("SSLv3 not supported by this version of OpenSSL"): mod_ssl
+/// rejects `SSLv3` and `+SSLv3` there (and `SSLv2` always), and accepts `-SSLv3`.
+#[test]
+fn apache_sslv3_stops_apache_under_openssl3() {
+    for text in [
+        "SSLProtocol SSLv3",
+        "SSLProtocol -all +TLSv1.2 +SSLv3",
+        "SSLProtocol TLSv1.2 sslv3",
+        "SSLProtocol all +SSLv2",
+    ] {
+        let e = Policy::from_config(text).unwrap_err();
+        assert_eq!(e.line, Some(1), "{text:?}: {e}");
+        assert!(
+            e.message.contains("Apache would not start"),
+            "{text:?}: {e}"
+        );
+    }
+    let e = Policy::from_config("SSLProtocol SSLv3").unwrap_err();
+    assert!(
+        e.message
+            .contains("SSLv3 not supported by this version of OpenSSL"),
+        "{e}"
+    );
+    // Switching them off is fine.
+    let p = config("SSLProtocol all -SSLv2 -SSLv3");
+    assert_eq!(p.configured_protocols, [TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]);
+    // An OpenSSL with SSLv3 (not OpenSSL 3) takes it.
+    let p = config_with(
+        "SSLProtocol SSLv3
+SSLCipherSuite ALL:@SECLEVEL=0",
+        0,
+        false,
+    );
+    assert_eq!(p.protocols, [SslV3]);
+}
+
 /// A system `Ciphersuites` (openssl.cnf) holds unless the directives set TLS 1.3 suites
 /// (cipher audit, F2: real nginx and Apache refused the suites it leaves out).
 #[test]
