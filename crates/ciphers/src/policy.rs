@@ -1034,6 +1034,23 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// Whether `text` is server directives (to read with [`Policy::from_config`]) rather
+/// than a bare OpenSSL cipher string ([`Policy::from_cipher_string`]). OpenSSL takes
+/// spaces, like `:` and `,`, as separators (`openssl ciphers 'HIGH !aNULL'`), so a space
+/// alone does not make directives: they need a statement end or block (`;`, `{`, `}`,
+/// a newline), quotes, or a first word naming a directive (`SSLProtocol`, `ssl_ciphers`,
+/// any `ssl_*` or `SSL*` word, which no cipher-string word is but `SSLv2`/`SSLv3`).
+pub fn is_directives(text: &str) -> bool {
+    if text.contains([';', '{', '}', '\n', '"', '\'', '#', '<']) {
+        return true;
+    }
+    let Some(first) = text.split_whitespace().next() else {
+        return false;
+    };
+    let first = first.to_ascii_lowercase();
+    first.starts_with("ssl") && first != "sslv2" && first != "sslv3"
+}
+
 /// Whether `first` (a line's first word) is one of the Apache directives read.
 fn is_apache_directive(first: &str) -> bool {
     matches!(

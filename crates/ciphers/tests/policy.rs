@@ -900,6 +900,41 @@ SSLCipherSuite ALL:@SECLEVEL=0",
     assert_eq!(p.protocols, [SslV3]);
 }
 
+/// `openssl ciphers 'HIGH !aNULL'` works (OpenSSL 3.0: a space separates like `:`), so
+/// such a string is a cipher string, not directives; what servers read stays directives.
+#[test]
+fn a_cipher_string_with_spaces_is_not_directives() {
+    use tlsgap_ciphers::policy::is_directives;
+    for s in [
+        "HIGH !aNULL",
+        "ECDHE+AESGCM  !SHA1:@SECLEVEL=2",
+        "SSLv3 !aNULL",
+        "HIGH",
+    ] {
+        assert!(!is_directives(s), "{s:?}");
+    }
+    for s in [
+        "SSLCipherSuite HIGH",
+        "sslprotocol -all +TLSv1.2",
+        "ssl_protocols TLSv1.2 TLSv1.3",
+        "ssl_ciphers HIGH;",
+        "SSLHonorCipherOrder on",
+        "server { ssl_ciphers HIGH; }",
+        "SSLProtocol TLSv1.2\nSSLCipherSuite HIGH",
+        "<VirtualHost *:443>\nSSLProtocol TLSv1.2\n</VirtualHost>",
+    ] {
+        assert!(is_directives(s), "{s:?}");
+    }
+    let spaced =
+        Policy::from_cipher_string("HIGH !aNULL", ConfigOptions::default(), catalogue::all())
+            .unwrap();
+    let colons =
+        Policy::from_cipher_string("HIGH:!aNULL", ConfigOptions::default(), catalogue::all())
+            .unwrap();
+    assert_eq!(names(&spaced.tls12), names(&colons.tls12));
+    assert_eq!(names(&spaced.listed12), names(&colons.listed12));
+}
+
 /// A system `Ciphersuites` (openssl.cnf) holds unless the directives set TLS 1.3 suites
 /// (cipher audit, F2: real nginx and Apache refused the suites it leaves out).
 #[test]
