@@ -1,6 +1,8 @@
 //! Would a client's logged offer still get a handshake under a policy, and with what?
 //! Decided the way an OpenSSL 3 server decides it:
 //!
+//! 0. A server with TLSv1.3 on and no TLS 1.3 suite fails every handshake
+//!    (`no_suite_for_newest_protocol`).
 //! 1. **Version**: the newest protocol both sides have ([`Offer::protocols`]; the
 //!    policy's [`Policy::protocols`], security level applied). None: `no_common_protocol`.
 //!    A client that sent `TLS_FALLBACK_SCSV` below the server's newest protocol is
@@ -125,6 +127,9 @@ pub struct Works {
 /// Why a handshake would fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Failure {
+    /// TLSv1.3 is on with no TLS 1.3 suite: the server fails every handshake
+    /// ([`Policy::no_suite_for_newest_protocol`]).
+    NoSuiteForNewestProtocol,
     /// No protocol both sides have.
     NoCommonProtocol,
     /// The client fell back below the server's newest protocol (`TLS_FALLBACK_SCSV`).
@@ -137,7 +142,8 @@ pub enum Failure {
 
 impl Failure {
     /// Every failure, in the order they are checked.
-    pub const ALL: [Failure; 4] = [
+    pub const ALL: [Failure; 5] = [
+        Failure::NoSuiteForNewestProtocol,
         Failure::NoCommonProtocol,
         Failure::InappropriateFallback,
         Failure::NoCommonCipher,
@@ -147,6 +153,7 @@ impl Failure {
     /// The machine name (`no_common_cipher`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
+            Failure::NoSuiteForNewestProtocol => "no_suite_for_newest_protocol",
             Failure::NoCommonProtocol => "no_common_protocol",
             Failure::InappropriateFallback => "inappropriate_fallback",
             Failure::NoCommonCipher => "no_common_cipher",
@@ -157,6 +164,9 @@ impl Failure {
     /// A sentence for people.
     pub fn describe(self) -> &'static str {
         match self {
+            Failure::NoSuiteForNewestProtocol => {
+                "TLSv1.3 is on with no TLS 1.3 suite: the server fails every handshake"
+            }
             Failure::NoCommonProtocol => "no protocol version the client offers is enabled",
             Failure::InappropriateFallback => {
                 "the client fell back to an older protocol (TLS_FALLBACK_SCSV)"
@@ -229,6 +239,9 @@ pub fn negotiate(
     offer: &Offer,
     negotiated: Option<Protocol>,
 ) -> Outcome {
+    if policy.no_suite_for_newest_protocol {
+        return Outcome::Fails(Failure::NoSuiteForNewestProtocol);
+    }
     let client = offer.protocols(negotiated);
     let Some(&version) = policy.protocols.iter().filter(|p| client.contains(p)).max() else {
         return Outcome::Fails(Failure::NoCommonProtocol);
@@ -363,6 +376,31 @@ mod tests {
         assert_eq!(suite, "ECDHE-RSA-AES128-GCM-SHA256");
         // Server order for the curve too: OpenSSL's default list starts with X25519.
         assert_eq!(group, Some("X25519"));
+    }
+
+    /// Real nginx 1.22.1 (OpenSSL 3.0) with TLSv1.2 and TLSv1.3 on and
+    /// `ssl_conf_command Ciphersuites ""` failed every handshake, TLS 1.2 ones included.
+    #[test]
+    fn empty_ciphersuites_fail_every_handshake() {
+        let p = nginx(
+            "ssl_protocols TLSv1.2 TLSv1.3; ssl_ciphers HIGH; ssl_conf_command Ciphersuites \"\";",
+        );
+        let offer = Offer::parse(
+            Some("ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_128_GCM_SHA256"),
+            Some("X25519"),
+            None,
+            None,
+        );
+        for v in [Protocol::TlsV1_2, Protocol::TlsV1_3] {
+            assert_eq!(
+                fails(negotiate(&p, Certs::RSA, &offer, Some(v))),
+                Failure::NoSuiteForNewestProtocol
+            );
+        }
+        let p =
+            nginx("ssl_protocols TLSv1.2; ssl_ciphers HIGH; ssl_conf_command Ciphersuites \"\";");
+        let (proto, _, _) = works(negotiate(&p, Certs::RSA, &offer, Some(Protocol::TlsV1_2)));
+        assert_eq!(proto, Protocol::TlsV1_2);
     }
 
     #[test]

@@ -159,6 +159,12 @@ pub struct Policy {
     pub prefer_server_ciphers: bool,
     /// nginx without `ssl_dhparam`: DHE suites cannot be negotiated.
     pub no_dh_parameters: bool,
+    /// TLSv1.3 is the newest protocol on but no TLS 1.3 suite is configured
+    /// (`Ciphersuites ""`, which OpenSSL accepts): before each handshake an OpenSSL
+    /// server checks that some suite fits its newest protocol and fails the handshake
+    /// otherwise ("no ciphers enabled for max supported SSL/TLS version"), so **every**
+    /// handshake fails, TLS 1.2 ones included.
+    pub no_suite_for_newest_protocol: bool,
     /// Words of the cipher string that named nothing and were skipped, then the
     /// `ssl_conf_command`/`SSLOpenSSLConfCmd` commands tlsgap does not model (as
     /// `ssl_conf_command Options`): the policy may be wrong about what they change, and
@@ -217,6 +223,9 @@ pub enum Reason {
     SuiteSecurityLevel,
     /// A DHE suite on nginx without `ssl_dhparam`.
     NoDhParameters,
+    /// TLSv1.3 is on but no TLS 1.3 suite is: OpenSSL fails every handshake (see
+    /// [`Policy::no_suite_for_newest_protocol`]).
+    NoSuiteForNewestProtocol,
 }
 
 impl Reason {
@@ -231,14 +240,16 @@ impl Reason {
             Reason::SuiteNotInOpenssl3 => "suite_not_in_openssl3",
             Reason::SuiteSecurityLevel => "suite_security_level",
             Reason::NoDhParameters => "no_dh_parameters",
+            Reason::NoSuiteForNewestProtocol => "no_suite_for_newest_protocol",
         }
     }
 
     /// Every reason, in the order they are checked.
-    pub const ALL: [Reason; 8] = [
+    pub const ALL: [Reason; 9] = [
         Reason::ProtocolNotEnabled,
         Reason::ProtocolNotInOpenssl3,
         Reason::ProtocolSecurityLevel,
+        Reason::NoSuiteForNewestProtocol,
         Reason::SuiteNotForProtocol,
         Reason::SuiteNotListed,
         Reason::SuiteNotInOpenssl3,
@@ -446,6 +457,7 @@ impl Policy {
                 .collect(),
             prefer_server_ciphers: config.server_preferred_order,
             no_dh_parameters: false,
+            no_suite_for_newest_protocol: false,
             ignored_words: Vec::new(),
             cipher_string: None,
             over: suites,
@@ -587,7 +599,9 @@ impl Policy {
                 }
             }
         }
-        if listed13.is_empty() && configured13.is_some() {
+        // OpenSSL takes an empty `Ciphersuites` (no TLS 1.3 suite), and refuses a
+        // non-empty one that names no suite it knows.
+        if listed13.is_empty() && configured13.is_some_and(|v| !v.is_empty()) {
             return Err(err(
                 format!("no TLS 1.3 suite in `{suites13}`"),
                 configured13_line,
@@ -627,6 +641,9 @@ impl Policy {
             .into_iter()
             .filter(|p| *p != Protocol::SslV2)
             .collect();
+        // OpenSSL's newest protocol comes from the protocol options, not the level.
+        let no_suite_for_newest_protocol =
+            listed13.is_empty() && configured.iter().max() == Some(&Protocol::TlsV1_3);
         let effective = configured
             .iter()
             .copied()
@@ -655,6 +672,7 @@ impl Policy {
             key_groups,
             prefer_server_ciphers: d.prefer_server,
             no_dh_parameters: kind == Server::Nginx && !d.dhparam,
+            no_suite_for_newest_protocol,
             ignored_words: evaluated
                 .ignored
                 .into_iter()
@@ -733,6 +751,9 @@ impl Policy {
 
     /// [`Policy::judge`] without the protocol checks: whether the suite itself is usable.
     fn judge_suite(&self, protocol: Protocol, suite: &Suite) -> Option<Reason> {
+        if self.no_suite_for_newest_protocol {
+            return Some(Reason::NoSuiteForNewestProtocol);
+        }
         let tls13_suite = suite.min_protocol == Protocol::TlsV1_3;
         let (listed, usable) = if tls13_suite {
             (&self.listed13, &self.tls13)
@@ -857,6 +878,15 @@ impl Policy {
             Reason::NoDhParameters => {
                 "DHE suite: nginx offers DHE only with ssl_dhparam".to_string()
             }
+            Reason::NoSuiteForNewestProtocol => format!(
+                "TLSv1.3 is on with no TLS 1.3 suite ({} empty): OpenSSL fails every \
+                 handshake (no ciphers enabled for max supported SSL/TLS version)",
+                match self.source {
+                    Source::Apache => "SSLCipherSuite TLSv1.3",
+                    Source::Nginx => "ssl_conf_command Ciphersuites",
+                    Source::Mozilla | Source::OpenSsl => "Ciphersuites",
+                }
+            ),
         }
     }
 }

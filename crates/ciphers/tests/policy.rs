@@ -935,6 +935,49 @@ fn a_cipher_string_with_spaces_is_not_directives() {
     assert_eq!(names(&spaced.listed12), names(&colons.listed12));
 }
 
+/// Real nginx 1.22.1 (OpenSSL 3.0) with `ssl_protocols TLSv1.2 TLSv1.3` and
+/// `ssl_conf_command Ciphersuites "";` started, and every handshake failed, TLS 1.2
+/// included (`openssl s_server -ciphersuites ""` likewise): OpenSSL takes the empty list,
+/// then finds no suite for its newest protocol. With TLSv1.3 off nothing changes.
+#[test]
+fn empty_ciphersuites_with_tls13_on_fails_every_handshake() {
+    for text in [
+        "ssl_protocols TLSv1.2 TLSv1.3;\nssl_ciphers HIGH;\nssl_conf_command Ciphersuites \"\";",
+        "SSLProtocol -all +TLSv1.2 +TLSv1.3\nSSLCipherSuite TLSv1.3 \"\"",
+    ] {
+        let p = config(text);
+        assert!(p.no_suite_for_newest_protocol, "{text}");
+        for (proto, cipher) in [
+            ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+            ("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        ] {
+            assert_eq!(
+                p.explain(proto, cipher),
+                (
+                    Decision::RefusedCipher,
+                    Some(Reason::NoSuiteForNewestProtocol)
+                ),
+                "{text} {proto}"
+            );
+        }
+        assert!(p.expand().iter().all(|e| e.refused.is_some()), "{text}");
+        let suite = catalogue::lookup("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256").unwrap();
+        let why = p.describe(Reason::NoSuiteForNewestProtocol, TlsV1_2, suite);
+        assert!(why.contains("every handshake"), "{why}");
+    }
+    let p =
+        config("ssl_protocols TLSv1.2;\nssl_ciphers HIGH;\nssl_conf_command Ciphersuites \"\";");
+    assert!(!p.no_suite_for_newest_protocol);
+    assert_eq!(
+        p.decide("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+        Decision::Allowed
+    );
+    // A list naming no suite OpenSSL knows is refused (SSL_CONF_cmd fails).
+    assert!(
+        Policy::from_config("ssl_protocols TLSv1.3;\nssl_conf_command Ciphersuites NOPE;").is_err()
+    );
+}
+
 /// A system `Ciphersuites` (openssl.cnf) holds unless the directives set TLS 1.3 suites
 /// (cipher audit, F2: real nginx and Apache refused the suites it leaves out).
 #[test]
