@@ -140,6 +140,11 @@ pub struct Policy {
     pub tls13: Vec<&'static Suite>,
     /// TLS 1.3 suites configured (`Ciphersuites`, or the profile's).
     pub listed13: Vec<&'static Suite>,
+    /// Where [`Policy::listed13`] comes from, for people: the directive that set it
+    /// (`ssl_conf_command Ciphersuites`, `SSLCipherSuite TLSv1.3`, ...), else
+    /// `the system Ciphersuites (openssl.cnf)` or `OpenSSL's default Ciphersuites`, so
+    /// that a refusal does not name a directive the configuration does not have.
+    pub listed13_origin: String,
     /// The OpenSSL security level directives are applied at (`None` for profiles, which
     /// are plain lists).
     pub seclevel: Option<u8>,
@@ -446,6 +451,7 @@ impl Policy {
             tls12,
             listed13: tls13.clone(),
             tls13,
+            listed13_origin: "the profile".to_string(),
             seclevel: None,
             seclevel_origin: None,
             openssl3: false,
@@ -589,6 +595,14 @@ impl Policy {
             // A system `Ciphersuites` no suite of which OpenSSL knows fails as well.
             (None, None) => (options.default_ciphersuites.as_deref(), None),
         };
+        let listed13_origin = match (&d.conf_ciphersuites, &d.ciphersuites) {
+            (Some(_), _) => format!("{} Ciphersuites", kind.conf_directive()),
+            (None, Some(_)) => "SSLCipherSuite TLSv1.3".to_string(),
+            (None, None) if options.default_ciphersuites.is_some() => {
+                "the system Ciphersuites (openssl.cnf)".to_string()
+            }
+            (None, None) => "OpenSSL's default Ciphersuites".to_string(),
+        };
         let suites13 = configured13.unwrap_or(OPENSSL_DEFAULT_CIPHERSUITES);
         let mut listed13: Vec<&'static Suite> = Vec::new();
         for name in suites13.split(':').map(str::trim).filter(|n| !n.is_empty()) {
@@ -665,6 +679,7 @@ impl Policy {
             listed12,
             tls13,
             listed13,
+            listed13_origin,
             seclevel: Some(level),
             seclevel_origin: Some(origin),
             openssl3: options.openssl3,
@@ -841,10 +856,8 @@ impl Policy {
         };
         let cipher_directive = if suite.min_protocol == Protocol::TlsV1_3 {
             match self.source {
-                Source::Apache => "SSLCipherSuite TLSv1.3",
-                Source::Nginx => "ssl_conf_command Ciphersuites",
+                Source::Apache | Source::Nginx | Source::OpenSsl => self.listed13_origin.as_str(),
                 Source::Mozilla => "the profile",
-                Source::OpenSsl => "OpenSSL's default Ciphersuites",
             }
         } else {
             cipher_directive
@@ -881,11 +894,7 @@ impl Policy {
             Reason::NoSuiteForNewestProtocol => format!(
                 "TLSv1.3 is on with no TLS 1.3 suite ({} empty): OpenSSL fails every \
                  handshake (no ciphers enabled for max supported SSL/TLS version)",
-                match self.source {
-                    Source::Apache => "SSLCipherSuite TLSv1.3",
-                    Source::Nginx => "ssl_conf_command Ciphersuites",
-                    Source::Mozilla | Source::OpenSsl => "Ciphersuites",
-                }
+                self.listed13_origin
             ),
         }
     }

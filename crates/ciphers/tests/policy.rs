@@ -978,6 +978,52 @@ fn empty_ciphersuites_with_tls13_on_fails_every_handshake() {
     );
 }
 
+/// Real nginx 1.22.1 without any `Ciphersuites` refused the TLS 1.3 CCM suites because
+/// OpenSSL's default list leaves them out: the reason names that list, not an
+/// `ssl_conf_command Ciphersuites` the configuration does not have.
+#[test]
+fn a_tls13_refusal_names_where_the_list_comes_from() {
+    let ccm = catalogue::lookup("TLSv1.3", "TLS_AES_128_CCM_SHA256").unwrap();
+    let why = |p: &Policy| p.describe(Reason::SuiteNotListed, TlsV1_3, ccm);
+    let p = config("ssl_protocols TLSv1.2 TLSv1.3;");
+    assert_eq!(
+        p.explain("TLSv1.3", "TLS_AES_128_CCM_SHA256").1,
+        Some(Reason::SuiteNotListed)
+    );
+    assert_eq!(why(&p), "suite not in OpenSSL's default Ciphersuites");
+    let p = config("SSLProtocol -all +TLSv1.3");
+    assert_eq!(why(&p), "suite not in OpenSSL's default Ciphersuites");
+    for (text, named) in [
+        (
+            "ssl_protocols TLSv1.3;\nssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;",
+            "ssl_conf_command Ciphersuites",
+        ),
+        (
+            "SSLProtocol TLSv1.3\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256",
+            "SSLCipherSuite TLSv1.3",
+        ),
+        (
+            "SSLProtocol TLSv1.3\nSSLOpenSSLConfCmd Ciphersuites TLS_AES_128_GCM_SHA256",
+            "SSLOpenSSLConfCmd Ciphersuites",
+        ),
+    ] {
+        assert_eq!(
+            why(&config(text)),
+            format!("suite not in {named}"),
+            "{text}"
+        );
+    }
+    let options = ConfigOptions {
+        default_ciphersuites: Some("TLS_AES_256_GCM_SHA384".to_string()),
+        ..ConfigOptions::default()
+    };
+    let p = Policy::from_config_with("ssl_protocols TLSv1.3;", options, catalogue::all()).unwrap();
+    assert_eq!(
+        why(&p),
+        "suite not in the system Ciphersuites (openssl.cnf)"
+    );
+}
+
 /// A system `Ciphersuites` (openssl.cnf) holds unless the directives set TLS 1.3 suites
 /// (cipher audit, F2: real nginx and Apache refused the suites it leaves out).
 #[test]
