@@ -551,7 +551,8 @@ pub struct Cap {
 ///
 /// Caps follow the SSL Labs rating guide as summarised in the project's reference:
 /// SSLv2 caps at F, SSLv3 at C; TLS 1.0/1.1 at B; RC4 at B (C with TLS 1.1 or newer);
-/// 3DES with TLS 1.1 or newer at C; export-grade or < 112-bit suites at F; no forward
+/// 3DES with TLS 1.1 or newer at C; export-grade or < 112-bit suites at F; anonymous
+/// key exchange (ADH, AECDH) at F; no forward
 /// secrecy at all, or no AEAD at all, at B. A log shows what was negotiated, so a cap
 /// here means the server accepted it.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -635,6 +636,15 @@ impl TlsSummary {
                     cap(
                         "F",
                         format!("{} ({} bits) negotiated", c.cipher, suite.strength_bits),
+                    );
+                }
+                // Anonymous key exchange (ADH, AECDH: `au = None`) scores 0 in the
+                // rating guide's key-exchange category, and a 0 in any category is an
+                // F: the server proves nothing, so anyone on the path can be it.
+                if suite.au == "None" {
+                    cap(
+                        "F",
+                        format!("anonymous key exchange ({}) negotiated", c.cipher),
                     );
                 }
                 if suite.enc.starts_with("RC4") {
@@ -952,6 +962,37 @@ mod tests {
         assert!(r.report(&l, vec![]).estimate.is_none());
         let json = serde_json::to_string(&want).unwrap_or_default();
         assert!(!json.contains("estimate"));
+    }
+
+    /// Real nginx 1.22.1 (OpenSSL 3.0, `ALL:@SECLEVEL=0`) negotiated these two anonymous
+    /// suites and logged them; the rating guide gives anonymous key exchange 0 points,
+    /// which is an F, where the TLS 1.1 and no-AEAD caps alone would say B.
+    #[test]
+    fn anonymous_key_exchange_caps_at_f() {
+        let mut r = TlsAgg::new(CountMode::Requests);
+        feed(
+            &mut r,
+            &[
+                ("a", "TLSv1.2", "ADH-AES128-SHA256"),
+                ("b", "TLSv1.1", "AECDH-AES128-SHA"),
+            ],
+        );
+        let rep = r.report(&LineStats::default(), vec![]);
+        assert_eq!(rep.summary.grade_cap, Some("F"));
+        let reasons: Vec<&str> = rep.summary.caps.iter().map(|c| c.reason.as_str()).collect();
+        assert!(
+            reasons.contains(&"anonymous key exchange (ADH-AES128-SHA256) negotiated"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons.contains(&"anonymous key exchange (AECDH-AES128-SHA) negotiated"),
+            "{reasons:?}"
+        );
+        // An authenticated suite with the same cipher is not capped at F.
+        let mut r = TlsAgg::new(CountMode::Requests);
+        feed(&mut r, &[("a", "TLSv1.2", "DHE-RSA-AES128-SHA256")]);
+        let rep = r.report(&LineStats::default(), vec![]);
+        assert_eq!(rep.summary.grade_cap, Some("B"));
     }
 
     #[test]

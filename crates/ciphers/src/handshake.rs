@@ -1,6 +1,8 @@
 //! Would a client's logged offer still get a handshake under a policy, and with what?
 //! Decided the way an OpenSSL 3 server decides it:
 //!
+//! 0. A server with TLSv1.3 on and no TLS 1.3 suite fails every handshake
+//!    (`no_suite_for_newest_protocol`).
 //! 1. **Version**: the newest protocol both sides have ([`Offer::protocols`]; the
 //!    policy's [`Policy::protocols`], security level applied). None: `no_common_protocol`.
 //!    A client that sent `TLS_FALLBACK_SCSV` below the server's newest protocol is
@@ -10,7 +12,9 @@
 //!    `SSLHonorCipherOrder on`) the first suite of the server's list the client offered,
 //!    else the first suite of the client's list the server has. Under TLS <= 1.2 a suite
 //!    must suit the protocol, the certificate ([`Certs`]: RSA and/or ECDSA; plain-RSA key
-//!    exchange needs RSA), need no PSK or SRP set-up, and for ECDHE a curve in common.
+//!    exchange needs RSA; the ECDSA certificate, taken to be on P-256
+//!    ([`ECDSA_CERT_CURVE`]), only for a client whose logged groups list P-256), need no
+//!    PSK or SRP set-up, and for ECDHE a curve in common.
 //!    None: `no_common_cipher` (or `no_common_group` when only the curve was missing).
 //! 3. **Group** (ECDHE and TLS 1.3): groups both have, at or above the security level.
 //!    TLS 1.3 takes the group of a key share the server accepts (clients send one for
@@ -125,6 +129,9 @@ pub struct Works {
 /// Why a handshake would fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Failure {
+    /// TLSv1.3 is on with no TLS 1.3 suite: the server fails every handshake
+    /// ([`Policy::no_suite_for_newest_protocol`]).
+    NoSuiteForNewestProtocol,
     /// No protocol both sides have.
     NoCommonProtocol,
     /// The client fell back below the server's newest protocol (`TLS_FALLBACK_SCSV`).
@@ -137,7 +144,8 @@ pub enum Failure {
 
 impl Failure {
     /// Every failure, in the order they are checked.
-    pub const ALL: [Failure; 4] = [
+    pub const ALL: [Failure; 5] = [
+        Failure::NoSuiteForNewestProtocol,
         Failure::NoCommonProtocol,
         Failure::InappropriateFallback,
         Failure::NoCommonCipher,
@@ -147,6 +155,7 @@ impl Failure {
     /// The machine name (`no_common_cipher`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
+            Failure::NoSuiteForNewestProtocol => "no_suite_for_newest_protocol",
             Failure::NoCommonProtocol => "no_common_protocol",
             Failure::InappropriateFallback => "inappropriate_fallback",
             Failure::NoCommonCipher => "no_common_cipher",
@@ -157,6 +166,9 @@ impl Failure {
     /// A sentence for people.
     pub fn describe(self) -> &'static str {
         match self {
+            Failure::NoSuiteForNewestProtocol => {
+                "TLSv1.3 is on with no TLS 1.3 suite: the server fails every handshake"
+            }
             Failure::NoCommonProtocol => "no protocol version the client offers is enabled",
             Failure::InappropriateFallback => {
                 "the client fell back to an older protocol (TLS_FALLBACK_SCSV)"
@@ -175,6 +187,10 @@ pub enum Outcome {
     /// It fails.
     Fails(Failure),
 }
+
+/// The curve an ECDSA certificate is assumed to be on: P-256 (`prime256v1`, `secp256r1`),
+/// what nearly every ECDSA certificate uses.
+pub const ECDSA_CERT_CURVE: u16 = 0x0017;
 
 fn kx(suite: &Suite) -> &str {
     suite.kx.split('(').next().unwrap_or("").trim()
@@ -229,6 +245,9 @@ pub fn negotiate(
     offer: &Offer,
     negotiated: Option<Protocol>,
 ) -> Outcome {
+    if policy.no_suite_for_newest_protocol {
+        return Outcome::Fails(Failure::NoSuiteForNewestProtocol);
+    }
     let client = offer.protocols(negotiated);
     let Some(&version) = policy.protocols.iter().filter(|p| client.contains(p)).max() else {
         return Outcome::Fails(Failure::NoCommonProtocol);
@@ -242,6 +261,22 @@ pub fn negotiate(
         .as_ref()
         .map(|gs| gs.iter().filter_map(|g| g.group).collect());
     let tls13 = version == Protocol::TlsV1_3;
+    // Under TLS <= 1.2 OpenSSL uses the ECDSA certificate only if its curve is among the
+    // client's supported groups (RFC 8422 §5.1; OpenSSL's `tls1_check_cert_param`), and
+    // with an RSA certificate too falls back to that one. The curve is taken to be P-256
+    // (the policy does not say); a client that sent no groups may get any curve.
+    let ecdsa_curve_offered = offer
+        .groups
+        .as_ref()
+        .is_none_or(|gs| gs.is_empty() || gs.iter().any(|g| g.code == Some(ECDSA_CERT_CURVE)));
+    let certs = if tls13 || ecdsa_curve_offered {
+        certs
+    } else {
+        Certs {
+            ecdsa: false,
+            ..certs
+        }
+    };
     let shared = offered_groups
         .as_deref()
         .map(|gs| shared_groups(policy, gs, tls13));
@@ -363,6 +398,74 @@ mod tests {
         assert_eq!(suite, "ECDHE-RSA-AES128-GCM-SHA256");
         // Server order for the curve too: OpenSSL's default list starts with X25519.
         assert_eq!(group, Some("X25519"));
+    }
+
+    /// Real nginx 1.22.1 (OpenSSL 3.0) with TLSv1.2 and TLSv1.3 on and
+    /// `ssl_conf_command Ciphersuites ""` failed every handshake, TLS 1.2 ones included.
+    #[test]
+    fn empty_ciphersuites_fail_every_handshake() {
+        let p = nginx(
+            "ssl_protocols TLSv1.2 TLSv1.3; ssl_ciphers HIGH; ssl_conf_command Ciphersuites \"\";",
+        );
+        let offer = Offer::parse(
+            Some("ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_128_GCM_SHA256"),
+            Some("X25519"),
+            None,
+            None,
+        );
+        for v in [Protocol::TlsV1_2, Protocol::TlsV1_3] {
+            assert_eq!(
+                fails(negotiate(&p, Certs::RSA, &offer, Some(v))),
+                Failure::NoSuiteForNewestProtocol
+            );
+        }
+        let p =
+            nginx("ssl_protocols TLSv1.2; ssl_ciphers HIGH; ssl_conf_command Ciphersuites \"\";");
+        let (proto, _, _) = works(negotiate(&p, Certs::RSA, &offer, Some(Protocol::TlsV1_2)));
+        assert_eq!(proto, Protocol::TlsV1_2);
+    }
+
+    /// Real nginx 1.22.1 (OpenSSL 3.0) with a P-256 ECDSA certificate refused a TLS 1.2
+    /// client offering only secp384r1 (`handshake failure`; X25519 alone too), and with
+    /// RSA and ECDSA certificates gave it `ECDHE-RSA-AES256-GCM-SHA384`: the ECDSA
+    /// certificate needs P-256 among the client's groups.
+    #[test]
+    fn ecdsa_certificate_needs_its_curve_offered() {
+        let p = nginx(
+            "ssl_protocols TLSv1.2 TLSv1.3; ssl_ecdh_curve X25519:prime256v1:secp384r1; \
+             ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:\
+             ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:\
+             ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;",
+        );
+        let suites = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:\
+                      ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256";
+        let tls12 = Some(Protocol::TlsV1_2);
+        for groups in ["secp384r1", "X25519"] {
+            let offer = Offer::parse(Some(suites), Some(groups), None, None);
+            assert_eq!(
+                fails(negotiate(&p, Certs::ECDSA, &offer, tls12)),
+                Failure::NoCommonCipher,
+                "{groups}"
+            );
+            let (_, suite, _) = works(negotiate(&p, Certs::BOTH, &offer, tls12));
+            assert_eq!(suite, "ECDHE-RSA-AES256-GCM-SHA384", "{groups}");
+        }
+        let offer = Offer::parse(Some(suites), Some("prime256v1:secp384r1"), None, None);
+        let (_, suite, _) = works(negotiate(&p, Certs::ECDSA, &offer, tls12));
+        assert_eq!(suite, "ECDHE-ECDSA-AES256-GCM-SHA384");
+        // Groups not logged: assumed to meet.
+        let offer = Offer::parse(Some(suites), None, None, None);
+        let (_, suite, _) = works(negotiate(&p, Certs::BOTH, &offer, tls12));
+        assert_eq!(suite, "ECDHE-ECDSA-AES256-GCM-SHA384");
+        // TLS 1.3 does not depend on it.
+        let offer = Offer::parse(
+            Some("TLS_AES_128_GCM_SHA256:ECDHE-ECDSA-AES256-GCM-SHA384"),
+            Some("secp384r1"),
+            None,
+            None,
+        );
+        let (proto, _, _) = works(negotiate(&p, Certs::ECDSA, &offer, None));
+        assert_eq!(proto, Protocol::TlsV1_3);
     }
 
     #[test]

@@ -140,6 +140,11 @@ pub struct Policy {
     pub tls13: Vec<&'static Suite>,
     /// TLS 1.3 suites configured (`Ciphersuites`, or the profile's).
     pub listed13: Vec<&'static Suite>,
+    /// Where [`Policy::listed13`] comes from, for people: the directive that set it
+    /// (`ssl_conf_command Ciphersuites`, `SSLCipherSuite TLSv1.3`, ...), else
+    /// `the system Ciphersuites (openssl.cnf)` or `OpenSSL's default Ciphersuites`, so
+    /// that a refusal does not name a directive the configuration does not have.
+    pub listed13_origin: String,
     /// The OpenSSL security level directives are applied at (`None` for profiles, which
     /// are plain lists).
     pub seclevel: Option<u8>,
@@ -159,6 +164,12 @@ pub struct Policy {
     pub prefer_server_ciphers: bool,
     /// nginx without `ssl_dhparam`: DHE suites cannot be negotiated.
     pub no_dh_parameters: bool,
+    /// TLSv1.3 is the newest protocol on but no TLS 1.3 suite is configured
+    /// (`Ciphersuites ""`, which OpenSSL accepts): before each handshake an OpenSSL
+    /// server checks that some suite fits its newest protocol and fails the handshake
+    /// otherwise ("no ciphers enabled for max supported SSL/TLS version"), so **every**
+    /// handshake fails, TLS 1.2 ones included.
+    pub no_suite_for_newest_protocol: bool,
     /// Words of the cipher string that named nothing and were skipped, then the
     /// `ssl_conf_command`/`SSLOpenSSLConfCmd` commands tlsgap does not model (as
     /// `ssl_conf_command Options`): the policy may be wrong about what they change, and
@@ -217,6 +228,9 @@ pub enum Reason {
     SuiteSecurityLevel,
     /// A DHE suite on nginx without `ssl_dhparam`.
     NoDhParameters,
+    /// TLSv1.3 is on but no TLS 1.3 suite is: OpenSSL fails every handshake (see
+    /// [`Policy::no_suite_for_newest_protocol`]).
+    NoSuiteForNewestProtocol,
 }
 
 impl Reason {
@@ -231,14 +245,16 @@ impl Reason {
             Reason::SuiteNotInOpenssl3 => "suite_not_in_openssl3",
             Reason::SuiteSecurityLevel => "suite_security_level",
             Reason::NoDhParameters => "no_dh_parameters",
+            Reason::NoSuiteForNewestProtocol => "no_suite_for_newest_protocol",
         }
     }
 
     /// Every reason, in the order they are checked.
-    pub const ALL: [Reason; 8] = [
+    pub const ALL: [Reason; 9] = [
         Reason::ProtocolNotEnabled,
         Reason::ProtocolNotInOpenssl3,
         Reason::ProtocolSecurityLevel,
+        Reason::NoSuiteForNewestProtocol,
         Reason::SuiteNotForProtocol,
         Reason::SuiteNotListed,
         Reason::SuiteNotInOpenssl3,
@@ -435,6 +451,7 @@ impl Policy {
             tls12,
             listed13: tls13.clone(),
             tls13,
+            listed13_origin: "the profile".to_string(),
             seclevel: None,
             seclevel_origin: None,
             openssl3: false,
@@ -446,6 +463,7 @@ impl Policy {
                 .collect(),
             prefer_server_ciphers: config.server_preferred_order,
             no_dh_parameters: false,
+            no_suite_for_newest_protocol: false,
             ignored_words: Vec::new(),
             cipher_string: None,
             over: suites,
@@ -513,6 +531,7 @@ impl Policy {
                 apache_protocols(
                     d.protocols.as_deref().unwrap_or(APACHE_DEFAULT_PROTOCOLS),
                     d.protocols_line,
+                    options.openssl3,
                 )?,
             ),
             Server::Nginx => (
@@ -576,6 +595,14 @@ impl Policy {
             // A system `Ciphersuites` no suite of which OpenSSL knows fails as well.
             (None, None) => (options.default_ciphersuites.as_deref(), None),
         };
+        let listed13_origin = match (&d.conf_ciphersuites, &d.ciphersuites) {
+            (Some(_), _) => format!("{} Ciphersuites", kind.conf_directive()),
+            (None, Some(_)) => "SSLCipherSuite TLSv1.3".to_string(),
+            (None, None) if options.default_ciphersuites.is_some() => {
+                "the system Ciphersuites (openssl.cnf)".to_string()
+            }
+            (None, None) => "OpenSSL's default Ciphersuites".to_string(),
+        };
         let suites13 = configured13.unwrap_or(OPENSSL_DEFAULT_CIPHERSUITES);
         let mut listed13: Vec<&'static Suite> = Vec::new();
         for name in suites13.split(':').map(str::trim).filter(|n| !n.is_empty()) {
@@ -586,7 +613,9 @@ impl Policy {
                 }
             }
         }
-        if listed13.is_empty() && configured13.is_some() {
+        // OpenSSL takes an empty `Ciphersuites` (no TLS 1.3 suite), and refuses a
+        // non-empty one that names no suite it knows.
+        if listed13.is_empty() && configured13.is_some_and(|v| !v.is_empty()) {
             return Err(err(
                 format!("no TLS 1.3 suite in `{suites13}`"),
                 configured13_line,
@@ -626,6 +655,9 @@ impl Policy {
             .into_iter()
             .filter(|p| *p != Protocol::SslV2)
             .collect();
+        // OpenSSL's newest protocol comes from the protocol options, not the level.
+        let no_suite_for_newest_protocol =
+            listed13.is_empty() && configured.iter().max() == Some(&Protocol::TlsV1_3);
         let effective = configured
             .iter()
             .copied()
@@ -647,6 +679,7 @@ impl Policy {
             listed12,
             tls13,
             listed13,
+            listed13_origin,
             seclevel: Some(level),
             seclevel_origin: Some(origin),
             openssl3: options.openssl3,
@@ -654,6 +687,7 @@ impl Policy {
             key_groups,
             prefer_server_ciphers: d.prefer_server,
             no_dh_parameters: kind == Server::Nginx && !d.dhparam,
+            no_suite_for_newest_protocol,
             ignored_words: evaluated
                 .ignored
                 .into_iter()
@@ -732,6 +766,9 @@ impl Policy {
 
     /// [`Policy::judge`] without the protocol checks: whether the suite itself is usable.
     fn judge_suite(&self, protocol: Protocol, suite: &Suite) -> Option<Reason> {
+        if self.no_suite_for_newest_protocol {
+            return Some(Reason::NoSuiteForNewestProtocol);
+        }
         let tls13_suite = suite.min_protocol == Protocol::TlsV1_3;
         let (listed, usable) = if tls13_suite {
             (&self.listed13, &self.tls13)
@@ -819,10 +856,8 @@ impl Policy {
         };
         let cipher_directive = if suite.min_protocol == Protocol::TlsV1_3 {
             match self.source {
-                Source::Apache => "SSLCipherSuite TLSv1.3",
-                Source::Nginx => "ssl_conf_command Ciphersuites",
+                Source::Apache | Source::Nginx | Source::OpenSsl => self.listed13_origin.as_str(),
                 Source::Mozilla => "the profile",
-                Source::OpenSsl => "OpenSSL's default Ciphersuites",
             }
         } else {
             cipher_directive
@@ -856,6 +891,11 @@ impl Policy {
             Reason::NoDhParameters => {
                 "DHE suite: nginx offers DHE only with ssl_dhparam".to_string()
             }
+            Reason::NoSuiteForNewestProtocol => format!(
+                "TLSv1.3 is on with no TLS 1.3 suite ({} empty): OpenSSL fails every \
+                 handshake (no ciphers enabled for max supported SSL/TLS version)",
+                self.listed13_origin
+            ),
         }
     }
 }
@@ -1031,6 +1071,23 @@ fn strip_comment(line: &str) -> &str {
         }
     }
     line
+}
+
+/// Whether `text` is server directives (to read with [`Policy::from_config`]) rather
+/// than a bare OpenSSL cipher string ([`Policy::from_cipher_string`]). OpenSSL takes
+/// spaces, like `:` and `,`, as separators (`openssl ciphers 'HIGH !aNULL'`), so a space
+/// alone does not make directives: they need a statement end or block (`;`, `{`, `}`,
+/// a newline), quotes, or a first word naming a directive (`SSLProtocol`, `ssl_ciphers`,
+/// any `ssl_*` or `SSL*` word, which no cipher-string word is but `SSLv2`/`SSLv3`).
+pub fn is_directives(text: &str) -> bool {
+    if text.contains([';', '{', '}', '\n', '"', '\'', '#', '<']) {
+        return true;
+    }
+    let Some(first) = text.split_whitespace().next() else {
+        return false;
+    };
+    let first = first.to_ascii_lowercase();
+    first.starts_with("ssl") && first != "sslv2" && first != "sslv3"
 }
 
 /// Whether `first` (a line's first word) is one of the Apache directives read.
@@ -1465,7 +1522,17 @@ fn protocol_word(w: &str) -> Option<Vec<Protocol>> {
 }
 
 /// mod_ssl's `SSLProtocol`: `+P` adds, `-P` removes, a bare `P` replaces the set.
-fn apache_protocols(args: &str, line: Option<usize>) -> Result<Vec<Protocol>, PolicyError> {
+///
+/// mod_ssl refuses to enable SSLv2 (it dropped it), and SSLv3 when the OpenSSL it was
+/// built against has none (`OPENSSL_NO_SSL3`, as distributions build OpenSSL 3): `SSLv3`
+/// or `+SSLv3` is a configuration error and Apache does not start, while `-SSLv3` is
+/// accepted. (`all` never holds them there; it is read with SSLv3 here, which the
+/// policy then refuses as not in OpenSSL 3.)
+fn apache_protocols(
+    args: &str,
+    line: Option<usize>,
+    openssl3: bool,
+) -> Result<Vec<Protocol>, PolicyError> {
     let mut set: Vec<Protocol> = Vec::new();
     for w in args.split_whitespace() {
         let (op, name) = match w.as_bytes().first() {
@@ -1473,6 +1540,21 @@ fn apache_protocols(args: &str, line: Option<usize>) -> Result<Vec<Protocol>, Po
             Some(b'-') => ('-', &w[1..]),
             _ => ('=', w),
         };
+        if op != '-' {
+            if name.eq_ignore_ascii_case("sslv2") {
+                return Err(err(
+                    "SSLProtocol: SSLv2 is no longer supported: Apache would not start",
+                    line,
+                ));
+            }
+            if openssl3 && name.eq_ignore_ascii_case("sslv3") {
+                return Err(err(
+                    "SSLProtocol: SSLv3 not supported by this version of OpenSSL (OpenSSL 3 \
+                     as distributions build it has no SSLv3): Apache would not start",
+                    line,
+                ));
+            }
+        }
         let ps = protocol_word(name)
             .ok_or_else(|| err(format!("SSLProtocol: unknown protocol `{name}`"), line))?;
         match op {

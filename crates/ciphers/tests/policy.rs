@@ -863,6 +863,167 @@ fn apache_cipher_suite_protocol_is_case_sensitive() {
     assert!(e.message.contains("Apache would not start"), "{e}");
 }
 
+/// Real Apache 2.4.71 on OpenSSL 3.0 (built without SSLv3) refused to start with
+/// `SSLProtocol SSLv3` ("SSLv3 not supported by this version of OpenSSL"): mod_ssl
+/// rejects `SSLv3` and `+SSLv3` there (and `SSLv2` always), and accepts `-SSLv3`.
+#[test]
+fn apache_sslv3_stops_apache_under_openssl3() {
+    for text in [
+        "SSLProtocol SSLv3",
+        "SSLProtocol -all +TLSv1.2 +SSLv3",
+        "SSLProtocol TLSv1.2 sslv3",
+        "SSLProtocol all +SSLv2",
+    ] {
+        let e = Policy::from_config(text).unwrap_err();
+        assert_eq!(e.line, Some(1), "{text:?}: {e}");
+        assert!(
+            e.message.contains("Apache would not start"),
+            "{text:?}: {e}"
+        );
+    }
+    let e = Policy::from_config("SSLProtocol SSLv3").unwrap_err();
+    assert!(
+        e.message
+            .contains("SSLv3 not supported by this version of OpenSSL"),
+        "{e}"
+    );
+    // Switching them off is fine.
+    let p = config("SSLProtocol all -SSLv2 -SSLv3");
+    assert_eq!(p.configured_protocols, [TlsV1, TlsV1_1, TlsV1_2, TlsV1_3]);
+    // An OpenSSL with SSLv3 (not OpenSSL 3) takes it.
+    let p = config_with(
+        "SSLProtocol SSLv3
+SSLCipherSuite ALL:@SECLEVEL=0",
+        0,
+        false,
+    );
+    assert_eq!(p.protocols, [SslV3]);
+}
+
+/// `openssl ciphers 'HIGH !aNULL'` works (OpenSSL 3.0: a space separates like `:`), so
+/// such a string is a cipher string, not directives; what servers read stays directives.
+#[test]
+fn a_cipher_string_with_spaces_is_not_directives() {
+    use tlsgap_ciphers::policy::is_directives;
+    for s in [
+        "HIGH !aNULL",
+        "ECDHE+AESGCM  !SHA1:@SECLEVEL=2",
+        "SSLv3 !aNULL",
+        "HIGH",
+    ] {
+        assert!(!is_directives(s), "{s:?}");
+    }
+    for s in [
+        "SSLCipherSuite HIGH",
+        "sslprotocol -all +TLSv1.2",
+        "ssl_protocols TLSv1.2 TLSv1.3",
+        "ssl_ciphers HIGH;",
+        "SSLHonorCipherOrder on",
+        "server { ssl_ciphers HIGH; }",
+        "SSLProtocol TLSv1.2\nSSLCipherSuite HIGH",
+        "<VirtualHost *:443>\nSSLProtocol TLSv1.2\n</VirtualHost>",
+    ] {
+        assert!(is_directives(s), "{s:?}");
+    }
+    let spaced =
+        Policy::from_cipher_string("HIGH !aNULL", ConfigOptions::default(), catalogue::all())
+            .unwrap();
+    let colons =
+        Policy::from_cipher_string("HIGH:!aNULL", ConfigOptions::default(), catalogue::all())
+            .unwrap();
+    assert_eq!(names(&spaced.tls12), names(&colons.tls12));
+    assert_eq!(names(&spaced.listed12), names(&colons.listed12));
+}
+
+/// Real nginx 1.22.1 (OpenSSL 3.0) with `ssl_protocols TLSv1.2 TLSv1.3` and
+/// `ssl_conf_command Ciphersuites "";` started, and every handshake failed, TLS 1.2
+/// included (`openssl s_server -ciphersuites ""` likewise): OpenSSL takes the empty list,
+/// then finds no suite for its newest protocol. With TLSv1.3 off nothing changes.
+#[test]
+fn empty_ciphersuites_with_tls13_on_fails_every_handshake() {
+    for text in [
+        "ssl_protocols TLSv1.2 TLSv1.3;\nssl_ciphers HIGH;\nssl_conf_command Ciphersuites \"\";",
+        "SSLProtocol -all +TLSv1.2 +TLSv1.3\nSSLCipherSuite TLSv1.3 \"\"",
+    ] {
+        let p = config(text);
+        assert!(p.no_suite_for_newest_protocol, "{text}");
+        for (proto, cipher) in [
+            ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+            ("TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        ] {
+            assert_eq!(
+                p.explain(proto, cipher),
+                (
+                    Decision::RefusedCipher,
+                    Some(Reason::NoSuiteForNewestProtocol)
+                ),
+                "{text} {proto}"
+            );
+        }
+        assert!(p.expand().iter().all(|e| e.refused.is_some()), "{text}");
+        let suite = catalogue::lookup("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256").unwrap();
+        let why = p.describe(Reason::NoSuiteForNewestProtocol, TlsV1_2, suite);
+        assert!(why.contains("every handshake"), "{why}");
+    }
+    let p =
+        config("ssl_protocols TLSv1.2;\nssl_ciphers HIGH;\nssl_conf_command Ciphersuites \"\";");
+    assert!(!p.no_suite_for_newest_protocol);
+    assert_eq!(
+        p.decide("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"),
+        Decision::Allowed
+    );
+    // A list naming no suite OpenSSL knows is refused (SSL_CONF_cmd fails).
+    assert!(
+        Policy::from_config("ssl_protocols TLSv1.3;\nssl_conf_command Ciphersuites NOPE;").is_err()
+    );
+}
+
+/// Real nginx 1.22.1 without any `Ciphersuites` refused the TLS 1.3 CCM suites because
+/// OpenSSL's default list leaves them out: the reason names that list, not an
+/// `ssl_conf_command Ciphersuites` the configuration does not have.
+#[test]
+fn a_tls13_refusal_names_where_the_list_comes_from() {
+    let ccm = catalogue::lookup("TLSv1.3", "TLS_AES_128_CCM_SHA256").unwrap();
+    let why = |p: &Policy| p.describe(Reason::SuiteNotListed, TlsV1_3, ccm);
+    let p = config("ssl_protocols TLSv1.2 TLSv1.3;");
+    assert_eq!(
+        p.explain("TLSv1.3", "TLS_AES_128_CCM_SHA256").1,
+        Some(Reason::SuiteNotListed)
+    );
+    assert_eq!(why(&p), "suite not in OpenSSL's default Ciphersuites");
+    let p = config("SSLProtocol -all +TLSv1.3");
+    assert_eq!(why(&p), "suite not in OpenSSL's default Ciphersuites");
+    for (text, named) in [
+        (
+            "ssl_protocols TLSv1.3;\nssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;",
+            "ssl_conf_command Ciphersuites",
+        ),
+        (
+            "SSLProtocol TLSv1.3\nSSLCipherSuite TLSv1.3 TLS_AES_128_GCM_SHA256",
+            "SSLCipherSuite TLSv1.3",
+        ),
+        (
+            "SSLProtocol TLSv1.3\nSSLOpenSSLConfCmd Ciphersuites TLS_AES_128_GCM_SHA256",
+            "SSLOpenSSLConfCmd Ciphersuites",
+        ),
+    ] {
+        assert_eq!(
+            why(&config(text)),
+            format!("suite not in {named}"),
+            "{text}"
+        );
+    }
+    let options = ConfigOptions {
+        default_ciphersuites: Some("TLS_AES_256_GCM_SHA384".to_string()),
+        ..ConfigOptions::default()
+    };
+    let p = Policy::from_config_with("ssl_protocols TLSv1.3;", options, catalogue::all()).unwrap();
+    assert_eq!(
+        why(&p),
+        "suite not in the system Ciphersuites (openssl.cnf)"
+    );
+}
+
 /// A system `Ciphersuites` (openssl.cnf) holds unless the directives set TLS 1.3 suites
 /// (cipher audit, F2: real nginx and Apache refused the suites it leaves out).
 #[test]

@@ -92,7 +92,7 @@ impl VerdictArg {
 /// `ciphers --explain STRING`: the string (or pasted directives) expanded.
 fn explain_string(string: &str, args: &CiphersArgs) -> Result<ExitCode> {
     let system = args.system.resolve();
-    let directives = string.contains(char::is_whitespace);
+    let directives = tlsgap_ciphers::policy::is_directives(string);
     let policy = if directives {
         tlsgap_engine::whatif::directives_policy(string, &system)?
     } else {
