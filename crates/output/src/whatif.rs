@@ -236,6 +236,7 @@ fn short_reason(decision: &str, reason: Option<&str>) -> String {
         Some("suite_not_in_openssl3") => "no OpenSSL3",
         Some("suite_security_level") => "sec. level",
         Some("no_dh_parameters") => "no dhparam",
+        Some("no_suite_for_newest_protocol") => "no 1.3 suite",
         _ => return decision.replace('_', " "),
     }
     .to_string()
