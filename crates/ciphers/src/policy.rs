@@ -1404,6 +1404,15 @@ fn conf_protocol_bound(v: &str) -> Option<Option<Protocol>> {
     })
 }
 
+/// What `all` names among protocols (SSLv3 to TLS 1.3: SSLv2 only by its name).
+const ALL_PROTOCOLS: [Protocol; 5] = [
+    Protocol::SslV3,
+    Protocol::TlsV1,
+    Protocol::TlsV1_1,
+    Protocol::TlsV1_2,
+    Protocol::TlsV1_3,
+];
+
 /// A `Protocol` value: a comma-separated list (spaces around an item are dropped) of
 /// protocol names, each switched on (`+P`, `P`) or off (`-P`), names case-insensitive;
 /// `None` when OpenSSL refuses it (an unknown or empty item).
@@ -1416,13 +1425,7 @@ fn conf_protocol_list(v: &str) -> Option<Vec<(bool, Vec<Protocol>)>> {
             _ => (true, item),
         };
         let ps = match name.to_ascii_lowercase().as_str() {
-            "all" => vec![
-                Protocol::SslV3,
-                Protocol::TlsV1,
-                Protocol::TlsV1_1,
-                Protocol::TlsV1_2,
-                Protocol::TlsV1_3,
-            ],
+            "all" => ALL_PROTOCOLS.to_vec(),
             // Known to OpenSSL, nothing to a TLS server built without SSLv2.
             "sslv2" | "dtlsv1" | "dtlsv1.2" => Vec::new(),
             "sslv3" => vec![Protocol::SslV3],
@@ -1504,13 +1507,7 @@ fn apply_protocol_commands(
 
 fn protocol_word(w: &str) -> Option<Vec<Protocol>> {
     Some(match w.to_ascii_lowercase().as_str() {
-        "all" => vec![
-            Protocol::SslV3,
-            Protocol::TlsV1,
-            Protocol::TlsV1_1,
-            Protocol::TlsV1_2,
-            Protocol::TlsV1_3,
-        ],
+        "all" => ALL_PROTOCOLS.to_vec(),
         "sslv2" => vec![Protocol::SslV2],
         "sslv3" => vec![Protocol::SslV3],
         "tlsv1" => vec![Protocol::TlsV1],

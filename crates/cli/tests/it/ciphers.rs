@@ -174,6 +174,12 @@ fn explain_expands_a_cipher_string_with_reasons() {
     assert_eq!(r["usable"], false);
     assert_eq!(r["reason"], "suite_not_listed");
     assert_eq!(r["by"], "killed by !SHA1");
+    // OpenSSL takes spaces between words as it takes colons (`openssl ciphers
+    // 'HIGH !aNULL'`): the same suites, not an error asking for directives.
+    let spaced = ciphers(&["--explain", "HIGH !aNULL", "--format", "json"]);
+    let coloned = ciphers(&["--explain", "HIGH:!aNULL", "--format", "json"]);
+    assert_code(&spaced, 0);
+    assert_eq!(json(&spaced), json(&coloned));
     // Listed suites the level refuses say so.
     let o = ciphers(&["--explain", "AES128-GCM-SHA256:ECDHE+AESGCM:@SECLEVEL=3"]);
     assert_code(&o, 0);
