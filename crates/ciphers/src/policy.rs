@@ -1425,15 +1425,9 @@ fn conf_protocol_list(v: &str) -> Option<Vec<(bool, Vec<Protocol>)>> {
             _ => (true, item),
         };
         let ps = match name.to_ascii_lowercase().as_str() {
-            "all" => ALL_PROTOCOLS.to_vec(),
             // Known to OpenSSL, nothing to a TLS server built without SSLv2.
             "sslv2" | "dtlsv1" | "dtlsv1.2" => Vec::new(),
-            "sslv3" => vec![Protocol::SslV3],
-            "tlsv1" => vec![Protocol::TlsV1],
-            "tlsv1.1" => vec![Protocol::TlsV1_1],
-            "tlsv1.2" => vec![Protocol::TlsV1_2],
-            "tlsv1.3" => vec![Protocol::TlsV1_3],
-            _ => return None,
+            _ => protocol_word(name)?,
         };
         out.push((on, ps));
     }

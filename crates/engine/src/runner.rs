@@ -99,8 +99,9 @@ impl Lines<'_> {
     /// Whether the line last returned holds a NUL byte, which a server that escapes
     /// control bytes (Apache, nginx but with `escape=none`) never writes raw: what a
     /// crash leaves, blocks of zeros that may run over the ends of lines. Found by
-    /// the search for the line's end, which looks for both bytes at once (scanning
-    /// each line again for it cost 14 % of `tls`'s instructions).
+    /// the search for the line's end, which looks for both bytes at once (a second
+    /// scan of each line's free text for control bytes cost 14 % of `tls`'s
+    /// instructions; this one, 1.3 %).
     pub fn had_nul(&self) -> bool {
         self.nul
     }
