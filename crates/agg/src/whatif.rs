@@ -851,7 +851,7 @@ impl WhatifAgg {
         let mut pair_requests = vec![0u64; self.pairs.len()];
         let mut pair_clients = vec![0u64; self.pairs.len()];
         let mut totals = Totals::default();
-        let mut by_kind: FxHashMap<ClientKind, KindRow> = FxHashMap::default();
+        let mut by_kind = KindRows::default();
         let mut uas: FxHashMap<&[u8], UaRow> = FxHashMap::default();
         let mut addrs: FxHashMap<&[u8], AddressRow> = FxHashMap::default();
         // A client is one (address, User-Agent) entry, or with `--client-key addr` all
@@ -884,25 +884,35 @@ impl WhatifAgg {
             }
             k
         };
+        // Per case, once: its pair, and whether it is refused and exactly known
+        // (each client's tallies read them; through the closures above, per client
+        // and policy, they were most of the per-client cost: issue 12).
+        let facts: Vec<CaseFacts> = (0..self.cases.len())
+            .map(|c| {
+                let c = u32::try_from(c).unwrap_or(u32::MAX);
+                CaseFacts {
+                    pair: pair_of(c),
+                    refused: refused(c),
+                    exact: exact(c),
+                }
+            })
+            .collect();
+        let fact = |c: u32| facts.get(c as usize).copied().unwrap_or_default();
         let mut seen_pairs: Vec<u32> = Vec::new();
         let mut per_group = one_group(|client, members| {
-            let sum = |refused_only: bool| -> u64 {
-                members
-                    .iter()
-                    .flat_map(|(_, _, t)| t.iter())
-                    .filter(|(p, _)| !refused_only || refused(*p))
-                    .map(|(_, n)| n)
-                    .sum()
-            };
-            let (requests, refused_requests) = (sum(false), sum(true));
+            let (mut requests, mut refused_requests, mut all_exact) = (0u64, 0u64, true);
+            for (_, _, tallies) in members {
+                for &(c, n) in tallies.iter() {
+                    let f = fact(c);
+                    requests += n;
+                    refused_requests += if f.refused { n } else { 0 };
+                    all_exact &= f.exact;
+                }
+            }
             let all = refused_requests == requests;
             let some = refused_requests > 0;
             totals.add(requests, refused_requests, all, some && !all);
-            if members
-                .iter()
-                .flat_map(|(_, _, t)| t.iter())
-                .all(|(c, _)| exact(*c))
-            {
+            if all_exact {
                 exact_clients.0 += 1;
                 exact_clients.1 += u64::from(all);
             }
@@ -911,28 +921,25 @@ impl WhatifAgg {
             seen_pairs.clear();
             for &(agent, ua, tallies) in members {
                 let kind = kind_of_ua(agent, ua);
-                let member_requests: u64 = tallies.iter().map(|(_, n)| n).sum();
-                let member_refused: u64 = tallies
-                    .iter()
-                    .filter(|(p, _)| refused(*p))
-                    .map(|(_, n)| n)
-                    .sum();
-                if best.is_none_or(|(n, _)| member_requests > n) {
-                    best = Some((member_requests, kind));
-                }
-                for (c, n) in tallies.iter() {
-                    let p = &pair_of(*c);
-                    if let Some(slot) = pair_requests.get_mut(*p as usize) {
+                let (mut member_requests, mut member_refused) = (0u64, 0u64);
+                for &(c, n) in tallies.iter() {
+                    let f = fact(c);
+                    member_requests += n;
+                    member_refused += if f.refused { n } else { 0 };
+                    if let Some(slot) = pair_requests.get_mut(f.pair as usize) {
                         *slot += n;
                     }
-                    if !seen_pairs.contains(p) {
-                        seen_pairs.push(*p);
-                        if let Some(slot) = pair_clients.get_mut(*p as usize) {
+                    if !seen_pairs.contains(&f.pair) {
+                        seen_pairs.push(f.pair);
+                        if let Some(slot) = pair_clients.get_mut(f.pair as usize) {
                             *slot += 1;
                         }
                     }
                 }
-                let k = by_kind.entry(kind).or_insert_with(|| KindRow::new(kind));
+                if best.is_none_or(|(n, _)| member_requests > n) {
+                    best = Some((member_requests, kind));
+                }
+                let k = by_kind.row(kind);
                 k.requests += member_requests;
                 k.refused_requests += member_refused;
                 if member_refused > 0 {
@@ -954,7 +961,7 @@ impl WhatifAgg {
                 }
             }
             if let Some((_, kind)) = best {
-                let k = by_kind.entry(kind).or_insert_with(|| KindRow::new(kind));
+                let k = by_kind.row(kind);
                 k.clients += 1;
                 k.refused_clients += u64::from(all);
             }
@@ -1060,10 +1067,7 @@ impl WhatifAgg {
                 .cmp(&a.requests)
                 .then_with(|| a.protocol.cmp(&b.protocol))
         });
-        let kinds_rows: Vec<KindRow> = ClientKind::ALL
-            .iter()
-            .filter_map(|k| by_kind.get(k).cloned())
-            .collect();
+        let kinds_rows: Vec<KindRow> = by_kind.0.into_iter().flatten().collect();
         let mut top_uas: Vec<UaRow> = uas.into_values().collect();
         top_uas.sort_by(|a, b| {
             b.refused_requests
@@ -1772,6 +1776,43 @@ pub struct KindRow {
     pub clients: u64,
     /// Clients refused outright.
     pub refused_clients: u64,
+}
+
+/// The rows of the kinds met, in [`ClientKind::ALL`]'s order.
+#[derive(Default)]
+struct KindRows([Option<KindRow>; 4]);
+
+impl KindRows {
+    /// The row of `kind`, made when first asked for.
+    fn row(&mut self, kind: ClientKind) -> &mut KindRow {
+        let [browser, bot, library, unknown] = &mut self.0;
+        let slot = match kind {
+            ClientKind::Browser => browser,
+            ClientKind::Bot => bot,
+            ClientKind::Library => library,
+            ClientKind::Unknown => unknown,
+        };
+        slot.get_or_insert_with(|| KindRow::new(kind))
+    }
+}
+
+/// What a report needs of a case, worked out once per policy.
+#[derive(Debug, Clone, Copy)]
+struct CaseFacts {
+    pair: u32,
+    refused: bool,
+    exact: bool,
+}
+
+impl Default for CaseFacts {
+    /// An unknown case: no pair.
+    fn default() -> CaseFacts {
+        CaseFacts {
+            pair: u32::MAX,
+            refused: false,
+            exact: false,
+        }
+    }
 }
 
 impl KindRow {

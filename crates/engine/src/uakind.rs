@@ -61,6 +61,9 @@ pub struct Classifier {
     spiders: Vec<Spider>,
     /// The first needed literals of `families` (list 0) and `spiders` (list 1).
     first: FirstLiterals,
+    /// The other device patterns before the last spider pattern (with their places in
+    /// the dataset), as read with the rest: taken by `earlier` when first needed.
+    earlier_parsers: std::cell::Cell<Vec<(usize, ua_parser::device::Parser<'static>)>>,
     /// The other device patterns before the last later spider pattern, with their
     /// first needed literals, prepared on first need.
     earlier: std::cell::OnceCell<(Vec<Earlier>, FirstLiterals)>,
@@ -129,7 +132,8 @@ struct FirstLiterals {
 }
 
 impl FirstLiterals {
-    fn new(lists: &[&[&Need]]) -> FirstLiterals {
+    /// `kind`: the automaton's kind (`None`: the crate's choice).
+    fn new(lists: &[&[&Need]], kind: Option<aho_corasick::AhoCorasickKind>) -> FirstLiterals {
         let mut literals: Vec<&[u8]> = Vec::new();
         let mut owner = Vec::new();
         let mut always = vec![Vec::new(); lists.len()];
@@ -146,7 +150,10 @@ impl FirstLiterals {
                 }
             }
         }
-        let automaton = aho_corasick::AhoCorasick::new(&literals).ok();
+        let automaton = aho_corasick::AhoCorasick::builder()
+            .kind(kind)
+            .build(&literals)
+            .ok();
         if automaton.is_none() {
             // Not reached (literals always build); then every pattern is tried.
             for (needs, always) in lists.iter().zip(&mut always) {
@@ -504,7 +511,12 @@ fn families(parsers: Vec<ua_parser::user_agent::Parser<'static>>) -> Vec<Family>
 
 /// The stored need of the pattern at `index` when its text is `regex`, else worked out.
 fn stored_or_fresh(stored: &[StoredNeed], index: usize, regex: &str, ignore_case: bool) -> Need {
-    match stored.iter().find(|n| n.index == index) {
+    // `stored` is in dataset order.
+    let found = stored
+        .binary_search_by_key(&index, |n| n.index)
+        .ok()
+        .and_then(|at| stored.get(at));
+    match found {
         Some(n) if n.regex == regex => Need::from_sets(
             n.sets
                 .iter()
@@ -570,19 +582,12 @@ fn stored_needs(regexes: &ua_parser::Regexes<'_>) -> Vec<StoredNeed> {
     )
 }
 
-/// The non-spider device patterns before `last` (the place of the last later spider
-/// pattern), with what each needs.
-fn earlier_patterns(last: usize) -> Vec<Earlier> {
-    let Ok(regexes) = serde_json::from_str::<ua_parser::Regexes<'static>>(DATA) else {
-        return Vec::new();
-    };
+/// The non-spider device patterns before the last spider pattern (`parsers`, with
+/// their places in the dataset), with what each needs.
+fn earlier_patterns(parsers: Vec<(usize, ua_parser::device::Parser<'static>)>) -> Vec<Earlier> {
     let stored: Vec<StoredNeed> = serde_json::from_str(NEEDS).unwrap_or_default();
-    regexes
-        .device_parsers
+    parsers
         .into_iter()
-        .enumerate()
-        .take(last)
-        .filter(|(_, p)| !is_spider(p))
         .map(|(index, parser)| Earlier {
             index,
             need: stored_or_fresh(&stored, index, &parser.regex, parser.regex_flag.is_some()),
@@ -639,24 +644,27 @@ impl Classifier {
     pub fn new() -> crate::Result<Classifier> {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA)?;
         let families = families(regexes.user_agent_parsers);
-        let mut parsers = regexes.device_parsers.into_iter().enumerate();
         let stored: Vec<StoredNeed> = serde_json::from_str(SPIDER_NEEDS).unwrap_or_default();
         let mut spiders = Vec::new();
-        for (i, p) in parsers.by_ref() {
+        // The other device patterns are kept (in dataset order) up to the last spider
+        // one: reading the dataset a second time for them, when a User-Agent needs
+        // them, was a tenth of the classifier's cost (issue 12).
+        let mut others = Vec::new();
+        for (i, p) in regexes.device_parsers.into_iter().enumerate() {
             if is_spider(&p) {
-                spiders.push(spider_pattern(i, true, p, &stored));
+                spiders.push(spider_pattern(i, others.is_empty(), p, &stored));
             } else {
-                break;
+                others.push((i, p));
             }
         }
-        for (i, p) in parsers.filter(|(_, p)| is_spider(p)) {
-            spiders.push(spider_pattern(i, false, p, &stored));
-        }
-        let first = FirstLiterals::new(&[&needs(&families), &needs(&spiders)]);
+        let last = spiders.last().map_or(0, |s| s.index);
+        others.retain(|(i, _)| *i < last);
+        let first = FirstLiterals::new(&[&needs(&families), &needs(&spiders)], None);
         Ok(Classifier {
             families,
             spiders,
             first,
+            earlier_parsers: std::cell::Cell::new(others),
             earlier: std::cell::OnceCell::new(),
         })
     }
@@ -679,9 +687,14 @@ impl Classifier {
             Some(s) => s.index,
         };
         let (earlier, first) = self.earlier.get_or_init(|| {
-            let last = self.spiders.last().map_or(0, |s| s.index);
-            let patterns = earlier_patterns(last);
-            let first = FirstLiterals::new(&[&needs(&patterns)]);
+            let patterns = earlier_patterns(self.earlier_parsers.take());
+            // Searched only for the User-Agents a later spider pattern matches: the
+            // automaton quickest to build (the crate's choice, a contiguous one, took
+            // a quarter longer to build; issue 12).
+            let first = FirstLiterals::new(
+                &[&needs(&patterns)],
+                Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA),
+            );
             (patterns, first)
         });
         let places = first.found(lowered).into_iter().next().unwrap_or_default();
@@ -1221,7 +1234,15 @@ mod tests {
         check_stored("device-needs.json", NEEDS, &stored_needs(&regexes));
         // Every pattern decoded from the file needs what it needs.
         let last = regexes.device_parsers.iter().rposition(is_spider).unwrap();
-        for e in earlier_patterns(last) {
+        let fresh: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let others = fresh
+            .device_parsers
+            .into_iter()
+            .enumerate()
+            .take(last)
+            .filter(|(_, p)| !is_spider(p))
+            .collect();
+        for e in earlier_patterns(others) {
             assert_eq!(
                 e.need,
                 Need::of(&e.parser.regex, e.parser.regex_flag.is_some()),
