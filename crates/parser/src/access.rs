@@ -297,6 +297,12 @@ pub struct LineParser<'f> {
     retried: bool,
 }
 
+/// At most this many places inside one lenient field are tried as the start of a
+/// glued record ([`LineParser::glued`]), from its end back: the appended record's
+/// first fields are a few dozen bytes; a field of hostile length (a user name is
+/// whatever a client sends) costs no more than this many matches.
+const GLUE_TRIES: usize = 512;
+
 /// How many retries a line may take before it is called malformed.
 const BACKTRACK_BUDGET: usize = 64;
 
@@ -397,6 +403,10 @@ impl<'f> LineParser<'f> {
     {
         let format = self.format;
         let base = line.as_ptr() as usize;
+        let need = start_need(rec);
+        if matches!(need, StartNeed::Never) {
+            return false;
+        }
         for k in 0..self.lenient.len() {
             let Some(&(f, lit)) = self.lenient.get(k) else {
                 break;
@@ -410,15 +420,31 @@ impl<'f> LineParser<'f> {
                 continue;
             }
             let start = (value.as_ptr() as usize).saturating_sub(base);
-            for s in start + 1..start + value.len() {
-                let boundary = line
-                    .get(s - 1)
-                    .is_some_and(|b| !(b.is_ascii_alphanumeric() || b"._-:".contains(b)));
+            // The next record may start anywhere: a line is cut at any byte, mid-word
+            // as often as not (`...+htt50.244.111.173 - - [...`), so every byte that
+            // can start a record is tried, up to GLUE_TRIES of them, from the field's
+            // end back (the field ends with the appended record's first fields, after
+            // the debris of the cut one, however long that is).
+            let mut tries = 0;
+            for s in (start + 1..start + value.len()).rev() {
                 let starts = line
                     .get(s)
-                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'[');
-                if !(boundary && starts) {
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || b"[:".contains(b));
+                if !starts {
                     continue;
+                }
+                // A place whose first token is not of the line's first field's kind
+                // starts no record that counts: skipped without a match.
+                if let StartNeed::Class(want, Some(end)) = need {
+                    let rest = line.get(s..).unwrap_or_default();
+                    let token = rest.get(..memchr::memchr(end, rest).unwrap_or(rest.len()));
+                    if start_class(token) != want {
+                        continue;
+                    }
+                }
+                tries += 1;
+                if tries > GLUE_TRIES {
+                    break;
                 }
                 let Some(rest) = line.get(s..) else { continue };
                 let mut scratch = Record::new(format);
@@ -827,39 +853,75 @@ fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
 /// bracketed IPv6) or a host name. `a "quoted" name` inside a raw value is not a record of a line that
 /// starts with `192.0.2.7`.
 fn same_start(line: &Record<'_>, inner: &Record<'_>) -> bool {
+    match start_need(line) {
+        StartNeed::Any => true,
+        StartNeed::Never => false,
+        StartNeed::Class(a, _) => {
+            let first = match line.format.items.first() {
+                Some(Item::Field(first)) => *first,
+                _ => return true,
+            };
+            a == start_class(inner.spans.get(first).copied())
+        }
+    }
+}
+
+/// What a record found inside a line must start with ([`same_start`]).
+enum StartNeed {
+    /// Anything: the format starts with a literal or a time.
+    Any,
+    /// A first field of this [`start_class`], and the byte that ends it (the first of
+    /// the literal after it, if one follows).
+    Class(u8, Option<u8>),
+    /// Nothing: the line's own first field is of no known kind.
+    Never,
+}
+
+fn start_need(line: &Record<'_>) -> StartNeed {
     let format = line.format;
     let Some(Item::Field(first)) = format.items.first() else {
-        return true;
+        return StartNeed::Any;
     };
     if matches!(
         format.fields.get(*first).map(|f| &f.kind),
         Some(Kind::Time(_))
     ) {
-        return true;
+        return StartNeed::Any;
     }
-    let class = |v: Option<&[u8]>| -> u8 {
-        let Some(text) = v.and_then(|v| std::str::from_utf8(v).ok()) else {
-            return 0;
-        };
-        let bare = text
-            .strip_prefix('[')
-            .and_then(|t| t.strip_suffix(']'))
-            .unwrap_or(text);
-        if bare.parse::<std::net::IpAddr>().is_ok() {
-            1
-        } else if text.bytes().any(|b| b.is_ascii_alphabetic())
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-            && text.contains('.')
-        {
-            4
-        } else {
-            0
+    match start_class(line.spans.get(*first).copied()) {
+        0 => StartNeed::Never,
+        a => {
+            let end = match format.items.get(1) {
+                Some(Item::Lit(l)) => l.first().copied(),
+                _ => None,
+            };
+            StartNeed::Class(a, end)
         }
+    }
+}
+
+/// The kind of a record's first field: 1 an address (IPv4, IPv6, bracketed IPv6), 4 a
+/// host name, 0 anything else.
+fn start_class(v: Option<&[u8]>) -> u8 {
+    let Some(text) = v.and_then(|v| std::str::from_utf8(v).ok()) else {
+        return 0;
     };
-    let a = class(line.spans.get(*first).copied());
-    a != 0 && a == class(inner.spans.get(*first).copied())
+    let bare = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(text);
+    if bare.parse::<std::net::IpAddr>().is_ok() {
+        1
+    } else if text.bytes().any(|b| b.is_ascii_alphabetic())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        && text.contains('.')
+    {
+        4
+    } else {
+        0
+    }
 }
 
 /// Whether a field may end at a later delimiter than the first one: raw-capable
@@ -1194,6 +1256,46 @@ mod tests {
         let odd = br#"1.2.3.4 - John [Admin] Smith [23/Oct/2025:11:08:24 +0300] "GET / HTTP/1.1" 200 5 TLSv1.2 AES128-SHA"#;
         let got = parse(fmt, odd).unwrap();
         assert_eq!(got[2].as_deref(), Some(&b"John [Admin] Smith"[..]));
+        // So are names with digits, dots, colons and an address in them.
+        for user in [
+            &b"Dr. J. Smith 3rd"[..],
+            b"ops team: 10.0.0.1 [vpn]",
+            b"2001:db8::1 admin",
+        ] {
+            let mut odd = b"1.2.3.4 - ".to_vec();
+            odd.extend_from_slice(user);
+            odd.extend_from_slice(
+                br#" [23/Oct/2025:11:08:24 +0300] "GET / HTTP/1.1" 200 5 TLSv1.2 AES128-SHA"#,
+            );
+            let got = parse(fmt, &odd).unwrap();
+            assert_eq!(got[2].as_deref(), Some(user));
+        }
+    }
+
+    /// A line cut at any byte, mid-word as most cuts are, with the next line appended
+    /// (a rotated file written to after the cut, `cat` with its successor): the
+    /// appended record starts inside a word of the cut one.
+    #[test]
+    fn glued_lines_cut_inside_a_word_are_malformed() {
+        let fmt = "%h %l %u %t \"%r\" %>s %b \"%{Referer}i\" \"%{User-Agent}i\" %{SSL_PROTOCOL}x %{SSL_CIPHER}x";
+        let first = br#"17.241.125.51 - - [21/Nov/2026:00:03:13 +0200] "GET /favicon.ico HTTP/1.1" 206 5338 "-" "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15" TLSv1.2 AES128-GCM-SHA256"#;
+        let next = br#"109.171.123.193 - - [21/Nov/2026:00:03:13 +0200] "GET /images/red-387.webp HTTP/2.0" 200 714854 "https://www.example.com/" "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0" TLSv1.3 TLS_AES_256_GCM_SHA384"#;
+        let v6 = br#"2001:db8::7 - bob [21/Nov/2026:00:03:14 +0200] "GET / HTTP/1.1" 200 5 "-" "curl/8.5.0" TLSv1.3 TLS_AES_128_GCM_SHA256"#;
+        assert!(parse(fmt, first).is_ok());
+        for appended in [&next[..], &v6[..]] {
+            assert!(parse(fmt, appended).is_ok());
+            // Every cut after the first record's time: in the request, the
+            // User-Agent, the cipher, inside words and between them.
+            for cut in 48..first.len() {
+                let mut glued = first[..cut].to_vec();
+                glued.extend_from_slice(appended);
+                assert!(
+                    parse(fmt, &glued).is_err(),
+                    "cut at {cut}: {}",
+                    String::from_utf8_lossy(&glued)
+                );
+            }
+        }
     }
 
     #[test]

@@ -673,13 +673,13 @@ fn trend_periods_follow_tz_and_by() {
     };
     let utc = text(&["--by", "hour"]);
     assert!(utc.contains("PROTOCOL SHARE BY HOUR (UTC)\n"), "{utc}");
-    assert!(utc.contains("\n2026-11-20T22         4,874"), "{utc}");
+    assert!(utc.contains("\n2026-11-20T22         4,873"), "{utc}");
     let sofia = text(&["--tz", "Europe/Sofia"]);
     assert!(
         sofia.contains("PROTOCOL SHARE BY DAY (Europe/Sofia)\n"),
         "{sofia}"
     );
-    assert!(sofia.contains("\n2026-11-21            4,874"), "{sofia}");
+    assert!(sofia.contains("\n2026-11-21            4,873"), "{sofia}");
     assert!(
         sofia.contains("requests from 2026-11-21T00:00:00+02:00"),
         "{sofia}"
