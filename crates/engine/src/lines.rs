@@ -680,6 +680,9 @@ where
     let mut failure: Option<crate::Error> = None;
     let names = prepared.names.clone();
     let mut stats = LineStats::default();
+    // Lines of each input that fit the format (a file of another format among the
+    // inputs is named: its lines are otherwise only in the run's malformed count).
+    let mut fitting = vec![0u64; names.len()];
     if let Some(p) = &opts.progress {
         p.start(prepared.total_bytes());
     }
@@ -693,6 +696,9 @@ where
         |meta, mut out| {
             let lines = out.take_lines();
             stats.merge(&lines.stats);
+            if let Some(n) = fitting.get_mut(meta.input) {
+                *n += lines.stats.parsed;
+            }
             let go_on = bad_sink.take(&names, meta, &lines.bad);
             // The block holding the line `--strict` stops at is not merged: nothing at
             // or after that line reaches a result (an export to standard output wrote
@@ -740,6 +746,13 @@ where
     if let Some(why) = empty_window(&stats) {
         opts.notes.warn(why);
     }
+    if stats.parsed > 0 && !stopped {
+        for (o, fit) in outcomes.iter().zip(&fitting) {
+            if let Some(why) = few_fit(o, *fit) {
+                opts.notes.warn(why);
+            }
+        }
+    }
     if stats.total > 0 && stats.parsed == 0 && strict_hit.is_none() {
         return Err(err!(
             "nothing could be processed: {}",
@@ -752,6 +765,20 @@ where
         inputs,
         strict_hit,
         state,
+    })
+}
+
+/// When fewer than half the lines of one input fit the format (while others' do):
+/// what to say. A log of another format among the inputs (another virtual host's
+/// `LogFormat`, an nginx JSON log next to Apache's) is then named, not only counted
+/// in the run's malformed lines.
+fn few_fit(outcome: &InputOutcome, fit: u64) -> Option<String> {
+    (outcome.opened && outcome.lines > 0 && fit.saturating_mul(2) < outcome.lines).then(|| {
+        format!(
+            "{}: only {fit} of its {} lines fit the log format; a log written in \
+             another format needs a run of its own (or --log-format)",
+            outcome.name, outcome.lines
+        )
     })
 }
 

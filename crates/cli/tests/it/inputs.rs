@@ -142,6 +142,42 @@ fn missing_file_next_to_a_good_one_exits_1_and_keeps_the_good_counts() {
     assert_eq!(without_inputs(util::json(&o)), want);
 }
 
+/// A log of another format among the inputs (nginx's JSON log next to Apache's
+/// combinedssl: the format is detected from the first) is named, with how few of its
+/// lines fit; the counts are those of the run, as before; a log whose lines mostly fit
+/// is not named, nor is the only input (nothing fits: the run fails).
+#[test]
+fn an_input_of_another_format_is_named() {
+    let dir = util::tempdir();
+    let want = plain_result(dir.path());
+    let apache = dir.path().join("access.log");
+    let nginx = util::real_dir().join("nginx-json.log");
+    let (v, o) = tls_json(&[path_str(&apache), path_str(&nginx)]);
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    let json_lines = std::fs::read(&nginx)
+        .unwrap()
+        .split(|b| *b == b'\n')
+        .count()
+        - 1;
+    assert!(
+        err.contains(&format!(
+            "{}: only 0 of its {json_lines} lines fit the log format",
+            path_str(&nginx)
+        )),
+        "{err}"
+    );
+    assert!(!err.contains(&format!("{}:", path_str(&apache))), "{err}");
+    assert_eq!(v["lines"]["parsed"], want["lines"]["parsed"]);
+    // A few damaged lines in a log are counted, not named.
+    let mut damaged = util::sample_log();
+    damaged.extend_from_slice(b"garbage\n\x00\x01 more garbage\n");
+    let damaged = write(dir.path(), "damaged.log", &damaged);
+    let (_, o) = tls_json(&[path_str(&apache), path_str(&damaged)]);
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("fit the log format"), "{}", stderr(&o));
+}
+
 #[test]
 fn all_inputs_missing_exits_2() {
     let dir = util::tempdir();
