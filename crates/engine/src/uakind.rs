@@ -63,7 +63,7 @@ pub struct Classifier {
     first: FirstLiterals,
     /// The other device patterns before the last spider pattern (with their places in
     /// the dataset), as read with the rest: taken by `earlier` when first needed.
-    earlier_parsers: std::cell::Cell<Vec<(usize, ua_parser::device::Parser<'static>)>>,
+    earlier_parsers: std::cell::Cell<Vec<Placed>>,
     /// The other device patterns before the last later spider pattern, with their
     /// first needed literals, prepared on first need.
     earlier: std::cell::OnceCell<(Vec<Earlier>, FirstLiterals)>,
@@ -582,9 +582,36 @@ fn stored_needs(regexes: &ua_parser::Regexes<'_>) -> Vec<StoredNeed> {
     )
 }
 
+/// A device pattern with its place in the dataset.
+type Placed = (usize, ua_parser::device::Parser<'static>);
+
+/// The dataset's device patterns split into the spider ones (place, whether it comes
+/// before any other, pattern) and the others before the last spider one. The others
+/// are kept from the one reading of the dataset: reading it a second time for them,
+/// when a User-Agent first needs them, was a tenth of the classifier's cost (issue 12).
+fn split_devices(
+    parsers: Vec<ua_parser::device::Parser<'static>>,
+) -> (
+    Vec<(usize, bool, ua_parser::device::Parser<'static>)>,
+    Vec<Placed>,
+) {
+    let mut spiders = Vec::new();
+    let mut others: Vec<Placed> = Vec::new();
+    for (i, p) in parsers.into_iter().enumerate() {
+        if is_spider(&p) {
+            spiders.push((i, others.is_empty(), p));
+        } else {
+            others.push((i, p));
+        }
+    }
+    let last = spiders.last().map_or(0, |s| s.0);
+    others.retain(|(i, _)| *i < last);
+    (spiders, others)
+}
+
 /// The non-spider device patterns before the last spider pattern (`parsers`, with
 /// their places in the dataset), with what each needs.
-fn earlier_patterns(parsers: Vec<(usize, ua_parser::device::Parser<'static>)>) -> Vec<Earlier> {
+fn earlier_patterns(parsers: Vec<Placed>) -> Vec<Earlier> {
     let stored: Vec<StoredNeed> = serde_json::from_str(NEEDS).unwrap_or_default();
     parsers
         .into_iter()
@@ -645,20 +672,11 @@ impl Classifier {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA)?;
         let families = families(regexes.user_agent_parsers);
         let stored: Vec<StoredNeed> = serde_json::from_str(SPIDER_NEEDS).unwrap_or_default();
-        let mut spiders = Vec::new();
-        // The other device patterns are kept (in dataset order) up to the last spider
-        // one: reading the dataset a second time for them, when a User-Agent needs
-        // them, was a tenth of the classifier's cost (issue 12).
-        let mut others = Vec::new();
-        for (i, p) in regexes.device_parsers.into_iter().enumerate() {
-            if is_spider(&p) {
-                spiders.push(spider_pattern(i, others.is_empty(), p, &stored));
-            } else {
-                others.push((i, p));
-            }
-        }
-        let last = spiders.last().map_or(0, |s| s.index);
-        others.retain(|(i, _)| *i < last);
+        let (spiders, others) = split_devices(regexes.device_parsers);
+        let spiders: Vec<Spider> = spiders
+            .into_iter()
+            .map(|(i, leading, p)| spider_pattern(i, leading, p, &stored))
+            .collect();
         let first = FirstLiterals::new(&[&needs(&families), &needs(&spiders)], None);
         Ok(Classifier {
             families,
@@ -1233,15 +1251,8 @@ mod tests {
         let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
         check_stored("device-needs.json", NEEDS, &stored_needs(&regexes));
         // Every pattern decoded from the file needs what it needs.
-        let last = regexes.device_parsers.iter().rposition(is_spider).unwrap();
         let fresh: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
-        let others = fresh
-            .device_parsers
-            .into_iter()
-            .enumerate()
-            .take(last)
-            .filter(|(_, p)| !is_spider(p))
-            .collect();
+        let (_, others) = split_devices(fresh.device_parsers);
         for e in earlier_patterns(others) {
             assert_eq!(
                 e.need,

@@ -433,12 +433,17 @@ impl<'f> LineParser<'f> {
                 if !starts {
                     continue;
                 }
+                let Some(rest) = line.get(s..) else { continue };
                 // A place whose first token is not of the line's first field's kind
                 // starts no record that counts: skipped without a match.
-                if let StartNeed::Class(want, Some(end)) = need {
-                    let rest = line.get(s..).unwrap_or_default();
+                if let StartNeed::Class {
+                    class,
+                    end: Some(end),
+                    ..
+                } = need
+                {
                     let token = rest.get(..memchr::memchr(end, rest).unwrap_or(rest.len()));
-                    if start_class(token) != want {
+                    if start_class(token) != class {
                         continue;
                     }
                 }
@@ -446,9 +451,8 @@ impl<'f> LineParser<'f> {
                 if tries > GLUE_TRIES {
                     break;
                 }
-                let Some(rest) = line.get(s..) else { continue };
                 let mut scratch = Record::new(format);
-                if self.match_line(rest, &mut scratch).is_ok() && same_start(rec, &scratch) {
+                if self.match_line(rest, &mut scratch).is_ok() && same_start(need, &scratch) {
                     return true;
                 }
             }
@@ -852,27 +856,29 @@ fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
 /// field (the client) must be of the same kind in both: an address (IPv4, IPv6,
 /// bracketed IPv6) or a host name. `a "quoted" name` inside a raw value is not a record of a line that
 /// starts with `192.0.2.7`.
-fn same_start(line: &Record<'_>, inner: &Record<'_>) -> bool {
-    match start_need(line) {
+/// `need` is the line's [`start_need`].
+fn same_start(need: StartNeed, inner: &Record<'_>) -> bool {
+    match need {
         StartNeed::Any => true,
         StartNeed::Never => false,
-        StartNeed::Class(a, _) => {
-            let first = match line.format.items.first() {
-                Some(Item::Field(first)) => *first,
-                _ => return true,
-            };
-            a == start_class(inner.spans.get(first).copied())
+        StartNeed::Class { class, field, .. } => {
+            class == start_class(inner.spans.get(field).copied())
         }
     }
 }
 
 /// What a record found inside a line must start with ([`same_start`]).
+#[derive(Clone, Copy)]
 enum StartNeed {
     /// Anything: the format starts with a literal or a time.
     Any,
-    /// A first field of this [`start_class`], and the byte that ends it (the first of
-    /// the literal after it, if one follows).
-    Class(u8, Option<u8>),
+    /// Its first field (`field`) of this [`start_class`]; `end`: the byte that ends
+    /// that field (the first of the literal after it, if one follows).
+    Class {
+        class: u8,
+        field: usize,
+        end: Option<u8>,
+    },
     /// Nothing: the line's own first field is of no known kind.
     Never,
 }
@@ -890,13 +896,14 @@ fn start_need(line: &Record<'_>) -> StartNeed {
     }
     match start_class(line.spans.get(*first).copied()) {
         0 => StartNeed::Never,
-        a => {
-            let end = match format.items.get(1) {
+        class => StartNeed::Class {
+            class,
+            field: *first,
+            end: match format.items.get(1) {
                 Some(Item::Lit(l)) => l.first().copied(),
                 _ => None,
-            };
-            StartNeed::Class(a, end)
-        }
+            },
+        },
     }
 }
 
