@@ -1244,6 +1244,36 @@ mod tests {
         agree(&extra_user_agents());
     }
 
+    /// Every dataset pattern, compiled for ASCII User-Agents (Unicode off), names what
+    /// its Unicode form names on every ASCII User-Agent of the sample, the odd ones and
+    /// uap-core's test list (a third of it, for time).
+    #[test]
+    fn the_ascii_form_of_every_pattern_answers_as_the_unicode_form() {
+        let regexes: ua_parser::Regexes<'static> = serde_json::from_str(DATA).unwrap();
+        let mut patterns: Vec<UapPattern> = regexes
+            .user_agent_parsers
+            .iter()
+            .filter_map(|p| UapPattern::family(&p.regex, p.family_replacement.as_deref()))
+            .collect();
+        patterns.extend(regexes.device_parsers.iter().filter_map(device_pattern));
+        assert!(patterns.len() > 900, "{} patterns", patterns.len());
+        let mut uas = sample_user_agents();
+        uas.extend(odd_user_agents());
+        uas.extend(extra_user_agents().into_iter().step_by(3));
+        uas.retain(|ua| ua.is_ascii());
+        assert!(uas.len() > 3000, "{} User-Agents", uas.len());
+        let mut named = 0;
+        for p in &patterns {
+            let unicode = p.unicode_form();
+            for ua in &uas {
+                let got = p.name(ua);
+                assert_eq!(got, unicode.name(ua), "{p:?} on {ua:?}");
+                named += usize::from(got.is_some());
+            }
+        }
+        assert!(named > 3000, "{named} names");
+    }
+
     /// The stored needs are those of the vendored dataset (set
     /// `TLSGAP_WRITE_DEVICE_NEEDS=1` to rewrite the file after updating the dataset).
     #[test]
