@@ -458,13 +458,19 @@ impl TlsAgg {
     }
 }
 
-/// One input in a report: its name, lines and what went wrong reading it.
+/// One input in a report: its name, lines, how many did not fit the log format and
+/// what went wrong reading it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct InputReport {
     /// The path, or `-` for stdin.
     pub name: String,
     /// Lines read from it.
     pub lines: u64,
+    /// Of those, lines that did not fit the log format (the run's `lines.malformed`
+    /// is their sum): which of several inputs, a rotated file cut or damaged, holds
+    /// them. Access-log commands only (`None`: `gaps`, `merge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub malformed: Option<u64>,
     /// Why it could not be read (completely), if so.
     pub error: Option<String>,
 }

@@ -353,6 +353,7 @@ pub fn feed(
     let mut report = InputReport {
         name: name.to_string(),
         lines: 0,
+        malformed: None,
         error: None,
     };
     let mut input = match Input::open(path) {

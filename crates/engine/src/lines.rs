@@ -680,9 +680,10 @@ where
     let mut failure: Option<crate::Error> = None;
     let names = prepared.names.clone();
     let mut stats = LineStats::default();
-    // Lines of each input that fit the format (a file of another format among the
-    // inputs is named: its lines are otherwise only in the run's malformed count).
-    let mut fitting = vec![0u64; names.len()];
+    // Lines of each input that fit the format and that did not (a file of another
+    // format among the inputs is named: its lines are otherwise only in the run's
+    // malformed count).
+    let mut fitting = vec![(0u64, 0u64); names.len()];
     if let Some(p) = &opts.progress {
         p.start(prepared.total_bytes());
     }
@@ -696,8 +697,9 @@ where
         |meta, mut out| {
             let lines = out.take_lines();
             stats.merge(&lines.stats);
-            if let Some(n) = fitting.get_mut(meta.input) {
-                *n += lines.stats.parsed;
+            if let Some((parsed, malformed)) = fitting.get_mut(meta.input) {
+                *parsed += lines.stats.parsed;
+                *malformed += lines.stats.malformed_total();
             }
             let go_on = bad_sink.take(&names, meta, &lines.bad);
             // The block holding the line `--strict` stops at is not merged: nothing at
@@ -738,7 +740,7 @@ where
         }
         _ => None,
     };
-    let inputs = input_reports(&outcomes, &opts.notes);
+    let inputs = input_reports(&outcomes, &fitting, &opts.notes);
     let strict_hit = bad_sink.strict_hit.clone();
     if let Some(hit) = &strict_hit {
         opts.notes.warn(hit.to_string());
@@ -747,7 +749,7 @@ where
         opts.notes.warn(why);
     }
     if stats.parsed > 0 && !stopped {
-        for (o, fit) in outcomes.iter().zip(&fitting) {
+        for (o, (fit, _)) in outcomes.iter().zip(&fitting) {
             if let Some(why) = few_fit(o, *fit) {
                 opts.notes.warn(why);
             }
@@ -793,18 +795,25 @@ pub fn empty_window(stats: &LineStats) -> Option<String> {
     })
 }
 
-/// Turn outcomes into report rows, with a warning for each input that failed after it
-/// was opened (failures to open were noted by [`prepare`]).
-fn input_reports(outcomes: &[InputOutcome], notes: &Notes) -> Vec<InputReport> {
+/// Turn outcomes (and each input's lines that fit and did not, in `fitting`) into
+/// report rows, with a warning for each input that failed after it was opened
+/// (failures to open were noted by [`prepare`]).
+fn input_reports(
+    outcomes: &[InputOutcome],
+    fitting: &[(u64, u64)],
+    notes: &Notes,
+) -> Vec<InputReport> {
     outcomes
         .iter()
-        .map(|o| {
+        .enumerate()
+        .map(|(i, o)| {
             if let Some(e) = &o.error {
                 notes.warn(format!("{}: {e}", o.name));
             }
             InputReport {
                 name: o.name.clone(),
                 lines: o.lines,
+                malformed: Some(fitting.get(i).map_or(0, |f| f.1)),
                 error: o.error.clone(),
             }
         })
@@ -827,19 +836,23 @@ pub fn summary_line(stats: &LineStats, inputs: &[InputReport]) -> String {
     if !reasons.is_empty() {
         s.push_str(&format!(" ({})", reasons.join(", ")));
     }
+    let several = inputs.len() > 1;
     let names: Vec<String> = inputs
         .iter()
         .map(|i| {
-            let n = if i.name == "-" {
+            let mut n = if i.name == "-" {
                 "stdin".to_string()
             } else {
                 i.name.clone()
             };
-            if i.error.is_some() {
-                format!("{n} [error]")
-            } else {
-                n
+            // Which of several inputs holds the malformed lines.
+            if let Some(m) = i.malformed.filter(|m| several && *m > 0) {
+                n.push_str(&format!(" [{m} malformed]"));
             }
+            if i.error.is_some() {
+                n.push_str(" [error]");
+            }
+            n
         })
         .collect();
     s.push_str(&format!(" from {}", names.join(", ")));

@@ -697,6 +697,7 @@ pub fn scan(opts: &MergeOptions, visit: &mut dyn Visit, notes: &Notes) -> Result
                 inputs.push(InputReport {
                     name,
                     lines: rows,
+                    malformed: None,
                     error: None,
                 });
             }
@@ -706,6 +707,7 @@ pub fn scan(opts: &MergeOptions, visit: &mut dyn Visit, notes: &Notes) -> Result
                 inputs.push(InputReport {
                     name,
                     lines: 0,
+                    malformed: None,
                     error: Some(e),
                 });
             }

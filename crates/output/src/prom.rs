@@ -452,11 +452,13 @@ mod tests {
             InputReport {
                 name: "a.log".into(),
                 lines: 6,
+                malformed: Some(0),
                 error: None,
             },
             InputReport {
                 name: "b.log.gz".into(),
                 lines: 0,
+                malformed: Some(0),
                 error: Some("truncated".into()),
             },
         ];

@@ -524,14 +524,19 @@ fn period_name(by: Period) -> &'static str {
 
 /// `a.log, b.log [error: ...]`: the inputs as the text's first line lists them.
 fn inputs_text(inputs: &[InputReport]) -> String {
+    let several = inputs.len() > 1;
     let names: Vec<String> = inputs
         .iter()
         .map(|i| {
-            let name = if i.name == "-" { "stdin" } else { &i.name };
-            match &i.error {
-                Some(e) => format!("{name} [error: {e}]"),
-                None => name.to_string(),
+            let mut name = if i.name == "-" { "stdin" } else { &i.name }.to_string();
+            // Which of several inputs holds the malformed lines.
+            if let Some(m) = i.malformed.filter(|m| several && *m > 0) {
+                name.push_str(&format!(" [{m} malformed]"));
             }
+            if let Some(e) = &i.error {
+                name.push_str(&format!(" [error: {e}]"));
+            }
+            name
         })
         .collect();
     names.join(", ")
@@ -839,6 +844,27 @@ mod tests {
             Vec::new(),
             None,
         )
+    }
+
+    /// The inputs line names, among several inputs, those that hold malformed lines
+    /// (one input: the malformed summary says it all) and those that failed.
+    #[test]
+    fn the_inputs_line_names_the_ones_holding_malformed_lines() {
+        let input = |name: &str, malformed, error: Option<&str>| InputReport {
+            name: name.into(),
+            lines: 10,
+            malformed: Some(malformed),
+            error: error.map(str::to_string),
+        };
+        assert_eq!(inputs_text(&[input("a.log", 3, None)]), "a.log");
+        assert_eq!(
+            inputs_text(&[
+                input("a.log", 0, None),
+                input("-", 2, None),
+                input("c.log.gz", 1, Some("truncated")),
+            ]),
+            "a.log, stdin [2 malformed], c.log.gz [1 malformed] [error: truncated]"
+        );
     }
 
     #[test]

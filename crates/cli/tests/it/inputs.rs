@@ -178,6 +178,44 @@ fn an_input_of_another_format_is_named() {
     assert!(!stderr(&o).contains("fit the log format"), "{}", stderr(&o));
 }
 
+/// Each input says how many of its lines did not fit the format (their sum is the
+/// run's): a clean log, one with garbage appended, and a rotated one cut inside its
+/// last line (a copy taken while the server wrote) then gzipped. The text summary
+/// names the two that hold them, with their counts.
+#[test]
+fn each_input_counts_its_malformed_lines() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let log = util::sample_log();
+    let clean = write(d, "access.log", &log);
+    let mut damaged = log.clone();
+    damaged.extend_from_slice(b"garbage\n\x00\x01 more garbage\n");
+    let damaged = write(d, "access.log.1", &damaged);
+    let cut = write(d, "access.log.2", &log[..log.len() - 20]);
+    util::run_tool("gzip", &["-f", path_str(&cut)]);
+    let cut = d.join("access.log.2.gz");
+    let names = [path_str(&clean), path_str(&damaged), path_str(&cut)];
+    let (v, o) = tls_json(&names);
+    assert_code(&o, 0);
+    let malformed: Vec<u64> = (0..3)
+        .map(|i| v["inputs"][i]["malformed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(malformed, [0, 2, 1], "{}", v["inputs"]);
+    assert_eq!(v["lines"]["malformed"], 3);
+    let o = tlsgap().arg("tls").args(names).output().unwrap();
+    assert_code(&o, 0);
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(
+        text.contains(&format!("{} [2 malformed]", names[1])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{} [1 malformed]", names[2])),
+        "{text}"
+    );
+    assert!(!text.contains(&format!("{} [", names[0])), "{text}");
+}
+
 #[test]
 fn all_inputs_missing_exits_2() {
     let dir = util::tempdir();
