@@ -475,6 +475,15 @@ pub struct InputReport {
     pub error: Option<String>,
 }
 
+impl InputReport {
+    /// Its malformed lines when a list of `inputs` inputs should name them: among
+    /// several, those of an input that has any (with one input, the run's count says
+    /// it all).
+    pub fn malformed_to_name(&self, inputs: usize) -> Option<u64> {
+        self.malformed.filter(|m| inputs > 1 && *m > 0)
+    }
+}
+
 /// `tlsgap tls --format json` (the stable contract in DESIGN.md).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TlsReport {

@@ -836,7 +836,6 @@ pub fn summary_line(stats: &LineStats, inputs: &[InputReport]) -> String {
     if !reasons.is_empty() {
         s.push_str(&format!(" ({})", reasons.join(", ")));
     }
-    let several = inputs.len() > 1;
     let names: Vec<String> = inputs
         .iter()
         .map(|i| {
@@ -845,8 +844,7 @@ pub fn summary_line(stats: &LineStats, inputs: &[InputReport]) -> String {
             } else {
                 i.name.clone()
             };
-            // Which of several inputs holds the malformed lines.
-            if let Some(m) = i.malformed.filter(|m| several && *m > 0) {
+            if let Some(m) = i.malformed_to_name(inputs.len()) {
                 n.push_str(&format!(" [{m} malformed]"));
             }
             if i.error.is_some() {

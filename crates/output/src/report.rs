@@ -524,13 +524,11 @@ fn period_name(by: Period) -> &'static str {
 
 /// `a.log, b.log [error: ...]`: the inputs as the text's first line lists them.
 fn inputs_text(inputs: &[InputReport]) -> String {
-    let several = inputs.len() > 1;
     let names: Vec<String> = inputs
         .iter()
         .map(|i| {
             let mut name = if i.name == "-" { "stdin" } else { &i.name }.to_string();
-            // Which of several inputs holds the malformed lines.
-            if let Some(m) = i.malformed.filter(|m| several && *m > 0) {
+            if let Some(m) = i.malformed_to_name(inputs.len()) {
                 name.push_str(&format!(" [{m} malformed]"));
             }
             if let Some(e) = &i.error {

@@ -181,7 +181,7 @@ fn an_input_of_another_format_is_named() {
 /// Each input says how many of its lines did not fit the format (their sum is the
 /// run's): a clean log, one with garbage appended, and a rotated one cut inside its
 /// last line (a copy taken while the server wrote) then gzipped. The text summary
-/// names the two that hold them, with their counts.
+/// and the HTML report name the two that hold them, with their counts.
 #[test]
 fn each_input_counts_its_malformed_lines() {
     let dir = util::tempdir();
@@ -214,6 +214,26 @@ fn each_input_counts_its_malformed_lines() {
         "{text}"
     );
     assert!(!text.contains(&format!("{} [", names[0])), "{text}");
+    // The HTML report's inputs line, the same.
+    let page = d.join("report.html");
+    let o = tlsgap()
+        .args(["report", "-q", "--html", path_str(&page)])
+        .args(names)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let header = html.split("</header>").next().unwrap();
+    let marks: Vec<&str> = header.matches("data-malformed=").collect();
+    assert_eq!(marks.len(), 2, "{header}");
+    assert!(
+        header.contains("data-malformed=\"2\">(2 malformed)"),
+        "{header}"
+    );
+    assert!(
+        header.contains("data-malformed=\"1\">(1 malformed)"),
+        "{header}"
+    );
 }
 
 #[test]
