@@ -84,6 +84,11 @@ pub struct Input {
     plain: Option<(File, u64)>,
     /// The bytes left to read when known: a plain regular file's size past the offset.
     left: Option<u64>,
+    /// Whether reading starts at the content's first byte and nothing was read yet
+    /// (peeking aside): only then can a leading hole be skipped ([`Input::skip_hole`]).
+    at_start: bool,
+    /// The NUL bytes skipped at its start.
+    hole: u64,
 }
 
 impl std::fmt::Debug for Input {
@@ -135,6 +140,8 @@ impl Input {
             reader,
             plain: regular.filter(|_| compression == Compression::None),
             left: size.filter(|_| compression == Compression::None),
+            at_start: true,
+            hole: 0,
         })
     }
 
@@ -188,6 +195,8 @@ impl Input {
             left: plain.as_ref().map(|_| meta.len().saturating_sub(offset)),
             reader,
             plain,
+            at_start: false,
+            hole: 0,
         };
         if compression != Compression::None {
             io::copy(&mut (&mut input).take(offset), &mut io::sink())?;
@@ -205,6 +214,52 @@ impl Input {
     /// How many bytes are left to read, when known (a plain regular file).
     pub fn len_hint(&self) -> Option<u64> {
         self.left
+    }
+
+    /// Skip the NUL bytes the content starts with, if reading starts at its first
+    /// byte; how many there were (all of them so far: a second call adds none).
+    ///
+    /// A log truncated in place (logrotate's `copytruncate`) while its writer keeps its
+    /// file offset (a program started with `> access.log`, not appending) gets its next
+    /// line at that offset: the file then starts with a hole as long as the file was,
+    /// read as NUL bytes, with no line end in it. Taken as a line, the hole and the
+    /// record after it made one `binary` line (or, longer than the line cap, a
+    /// `too_long` one, and no format could be detected): the record was lost. The
+    /// server never writes a NUL byte, so a run of them where the content starts is no
+    /// record; the first line starts after it. NUL bytes anywhere else are left as
+    /// they are (a line holding one is `binary`).
+    pub fn skip_hole(&mut self) -> u64 {
+        if !self.at_start {
+            return self.hole;
+        }
+        self.at_start = false;
+        let mut skipped = 0u64;
+        // Nothing was read: the peeked bytes start at the content's first byte.
+        while !self.peek(1 << 16).is_empty() {
+            let zeros = self.head.iter().take_while(|&&b| b == 0).count();
+            skipped += zeros as u64;
+            self.head.drain(..zeros);
+            if !self.head.is_empty() {
+                break;
+            }
+            // All NUL: read on (a read error is kept for the next read).
+            if self.pending_error.is_some() {
+                break;
+            }
+        }
+        if skipped > 0 {
+            self.hole = skipped;
+            if let Some((_, start)) = self.plain.as_mut() {
+                *start += skipped;
+            }
+            self.left = self.left.map(|l| l.saturating_sub(skipped));
+        }
+        self.hole
+    }
+
+    /// The NUL bytes [`Input::skip_hole`] skipped.
+    pub fn hole(&self) -> u64 {
+        self.hole
     }
 
     /// Up to `n` first bytes (decompressed), without consuming them.
@@ -226,6 +281,7 @@ impl Input {
 
 impl Read for Input {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.at_start = false;
         if self.head_pos < self.head.len() {
             let rest = self.head.get(self.head_pos..).unwrap_or(&[]);
             let n = rest.len().min(buf.len());
@@ -341,9 +397,10 @@ pub fn sniff(name: &Path, log_format: &str) -> Content {
     if name.as_os_str() == "-" {
         return Content::Unknown;
     }
-    let Ok(input) = Input::open(name) else {
+    let Ok(mut input) = Input::open(name) else {
         return Content::Unknown;
     };
+    input.skip_hole();
     let mut head = Vec::new();
     if input.take(64 * 1024).read_to_end(&mut head).is_err() && head.is_empty() {
         return Content::Unknown;
@@ -407,5 +464,69 @@ mod tests {
         std::fs::write(&gz, enc.finish().unwrap()).unwrap();
         assert_eq!(Input::open(&gz).unwrap().len_hint(), None);
         assert_eq!(Input::open_at(&gz, 4).unwrap().len_hint(), None);
+    }
+
+    /// What is left of `input` once read.
+    fn rest(mut input: Input) -> Vec<u8> {
+        let mut all = Vec::new();
+        input.read_to_end(&mut all).unwrap();
+        all
+    }
+
+    #[test]
+    fn a_hole_where_the_content_starts_is_skipped_and_counted_and_nul_elsewhere_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = b"a\0b\nc\n\0\0";
+        // Longer than one read (64 KiB), and not a multiple of it.
+        let hole = 200_001;
+        let mut holed = vec![0u8; hole];
+        holed.extend_from_slice(lines);
+        let plain = dir.path().join("access.log");
+        std::fs::write(&plain, &holed).unwrap();
+        let mut input = Input::open(&plain).unwrap();
+        // Peeking first (as format detection does) changes nothing.
+        assert_eq!(input.peek(3), &[0, 0, 0]);
+        assert_eq!(input.skip_hole(), hole as u64);
+        assert_eq!(
+            input.skip_hole(),
+            hole as u64,
+            "a second call skips nothing more"
+        );
+        assert_eq!(input.peek(2), b"a\0");
+        assert_eq!(input.len_hint(), Some(lines.len() as u64));
+        assert_eq!(input.take_plain().map(|(_, at)| at), Some(hole as u64));
+        assert_eq!(rest(input), lines);
+        // Compressed, and from standard input's point of view (a stream).
+        let gz = dir.path().join("access.log.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&holed).unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let mut input = Input::open(&gz).unwrap();
+        assert_eq!(input.skip_hole(), hole as u64);
+        assert_eq!(input.hole(), hole as u64);
+        assert_eq!(rest(input), lines);
+        // Started inside the content (an incremental run): nothing is skipped.
+        let mut input = Input::open_at(&plain, 5).unwrap();
+        assert_eq!(input.skip_hole(), 0);
+        assert_eq!(rest(input).len(), holed.len() - 5);
+        // After a read, nothing either.
+        let mut input = Input::open(&plain).unwrap();
+        let mut one = [9u8; 1];
+        input.read_exact(&mut one).unwrap();
+        assert_eq!(input.skip_hole(), 0);
+        // No hole; only NUL bytes; empty.
+        let clean = dir.path().join("clean.log");
+        std::fs::write(&clean, lines).unwrap();
+        let mut input = Input::open(&clean).unwrap();
+        assert_eq!(input.skip_hole(), 0);
+        assert_eq!(rest(input), lines);
+        let zeros = dir.path().join("zeros.log");
+        std::fs::write(&zeros, vec![0u8; 70_000]).unwrap();
+        let mut input = Input::open(&zeros).unwrap();
+        assert_eq!(input.skip_hole(), 70_000);
+        assert!(rest(input).is_empty());
+        let empty = dir.path().join("empty.log");
+        std::fs::write(&empty, b"").unwrap();
+        assert_eq!(Input::open(&empty).unwrap().skip_hole(), 0);
     }
 }

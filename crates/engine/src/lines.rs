@@ -405,6 +405,7 @@ fn auto_format(
                 continue;
             }
         };
+        input.skip_hole();
         let lines = detection_lines(&mut input, max_line);
         if input.peek(1).is_empty() {
             // Nothing to tell from: reopened when the reader reaches it (standard
@@ -748,6 +749,9 @@ where
     if let Some(why) = empty_window(&stats) {
         opts.notes.warn(why);
     }
+    for why in outcomes.iter().filter_map(hole_note) {
+        opts.notes.warn(why);
+    }
     if stats.parsed > 0 && !stopped {
         for (o, (fit, _)) in outcomes.iter().zip(&fitting) {
             if let Some(why) = few_fit(o, *fit) {
@@ -780,6 +784,20 @@ fn few_fit(outcome: &InputOutcome, fit: u64) -> Option<String> {
             "{}: only {fit} of its {} lines fit the log format; a log written in \
              another format needs a run of its own (or --log-format)",
             outcome.name, outcome.lines
+        )
+    })
+}
+
+/// When an input started with NUL bytes ([`crate::input::Input::skip_hole`]): what to
+/// say. The lines after them were read; the hole says the log was truncated in place
+/// under a writer that does not append, and how much of the file is that hole.
+fn hole_note(outcome: &InputOutcome) -> Option<String> {
+    (outcome.hole > 0).then(|| {
+        format!(
+            "{}: skipped {} NUL bytes where it starts (a log truncated in place, as \
+             logrotate's copytruncate does, while its writer kept its old offset: it does \
+             not append); the lines after them were read",
+            outcome.name, outcome.hole
         )
     })
 }

@@ -182,8 +182,10 @@ pub struct InputOutcome {
     pub error: Option<String>,
     /// Whether it could be opened at all.
     pub opened: bool,
-    /// Bytes of the blocks delivered (whole lines; for `--state`).
+    /// Bytes of the blocks delivered (whole lines; for `--state`), with the hole.
     pub bytes: u64,
+    /// NUL bytes skipped where it starts ([`Input::skip_hole`]).
+    pub hole: u64,
 }
 
 /// A block's metadata as the sink sees it.
@@ -323,7 +325,7 @@ fn run_cut<J: Job>(
                 let first = first_lines.get(i).copied().unwrap_or(0);
                 let lines = delivered.lines.get(i).copied().unwrap_or(first);
                 o.lines = lines.saturating_sub(first);
-                o.bytes = delivered.bytes.get(i).copied().unwrap_or(0);
+                o.bytes = delivered.bytes.get(i).copied().unwrap_or(0) + o.hole;
                 if o.error.is_none() {
                     o.error = delivered.errors.get(i).cloned().flatten();
                 }
@@ -486,7 +488,11 @@ fn read_blocks(
                 continue;
             }
         };
-        set(idx, &|o| o.opened = true);
+        let hole = input.skip_hole();
+        set(idx, &|o| {
+            o.opened = true;
+            o.hole = hole;
+        });
         // A regular file that says it is empty may not be (procfs and sysfs files
         // report a size of 0): the reader reads it to its end.
         let plain = input

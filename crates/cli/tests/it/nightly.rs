@@ -387,3 +387,132 @@ fn progress_bar_on_a_terminal_only() {
     assert!(!run("-q", false).contains("read,"), "bar despite -q");
     assert!(!run("", true).contains("read,"), "bar despite CI");
 }
+
+/// A log written by a program that does not append (started with `> access.log`),
+/// rotated by the real `logrotate` with `copytruncate`: the writer keeps its offset,
+/// so the truncated file starts with a hole (NUL bytes as long as the file was) and
+/// its next lines after it. Those lines are read, the format is still detected, the
+/// hole is named, and `--state` goes on after it; the compressed copy of such a file
+/// (gzip keeps the NULs) reads the same.
+#[test]
+fn a_copytruncate_hole_before_a_non_appending_writers_lines_is_skipped_and_named() {
+    let Some(logrotate) = util::tool_ready(
+        "a_copytruncate_hole_before_a_non_appending_writers_lines_is_skipped_and_named",
+        "logrotate",
+        "logrotate",
+        "TLSGAP_SKIP_LOGROTATE",
+    ) else {
+        return;
+    };
+    let dir = util::tempdir();
+    let d = dir.path();
+    let log = d.join("access.log");
+    // The writer: a shell loop whose output was opened by `>` (O_TRUNC, no O_APPEND).
+    let mut writer = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("while IFS= read -r l; do printf '%s\\n' \"$l\"; done > access.log")
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut feed = writer.stdin.take().unwrap();
+    let mut written = 0u64;
+    let mut send = |lines: std::ops::Range<usize>, written: &mut u64| {
+        for n in lines {
+            let l = line_at(1_795_219_200 + n as i64, 0, n);
+            feed.write_all(l.as_bytes()).unwrap();
+            *written += l.len() as u64;
+        }
+        feed.flush().unwrap();
+        // Wait until the writer wrote them all (its offset is where the file ends).
+        for _ in 0..400 {
+            if std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0) >= *written {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("the writer did not write its lines");
+    };
+    send(0..40, &mut written);
+    let before = written;
+    let conf = d.join("rotate.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "{} {{\n  copytruncate\n  rotate 2\n  missingok\n}}\n",
+            path_str(&log)
+        ),
+    )
+    .unwrap();
+    let o = std::process::Command::new(&logrotate)
+        .arg("-f")
+        .arg("-s")
+        .arg(d.join("logrotate.status"))
+        .arg(&conf)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "logrotate: {}", util::stderr(&o));
+    assert_eq!(
+        std::fs::metadata(d.join("access.log.1")).unwrap().len(),
+        before
+    );
+    send(40..55, &mut written);
+    let bytes = std::fs::read(&log).unwrap();
+    assert_eq!(bytes.len() as u64, written, "the writer kept its offset");
+    assert!(
+        bytes[..before as usize].iter().all(|&b| b == 0),
+        "a hole where the rotated lines were"
+    );
+    let gz = d.join("access.log.gz");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("gzip -c access.log > access.log.gz")
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let hole_note = format!("skipped {before} NUL bytes where it starts");
+    for (input, jobs) in [(&log, "1"), (&log, "2"), (&gz, "2")] {
+        // No --log-format: the format is detected past the hole.
+        let o = util::tlsgap()
+            .args(["tls", "--format", "json", "-j", jobs])
+            .arg(input)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let v = json(&o);
+        assert_eq!(
+            v["total"], 15,
+            "{input:?} -j{jobs}: the lines after the hole"
+        );
+        assert_eq!(v["lines"]["malformed"], 0, "{input:?} -j{jobs}");
+        assert_eq!(v["lines"]["total"], 15, "{input:?} -j{jobs}");
+        let err = util::stderr(&o);
+        assert!(err.contains(&hole_note), "{input:?} -j{jobs}: {err}");
+    }
+    // Incremental: the state's offset counts the hole; the next run reads what came after.
+    let state = d.join("state.json");
+    let run = || {
+        let o = util::tlsgap()
+            .args([
+                "tls",
+                "-q",
+                "--format",
+                "json",
+                "--log-format",
+                "combinedssl",
+            ])
+            .arg("--state")
+            .arg(&state)
+            .arg(&log)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        json(&o)["total"].as_u64().unwrap()
+    };
+    assert_eq!(run(), 15);
+    send(55..60, &mut written);
+    assert_eq!(run(), 5, "only the lines written since");
+    drop(feed);
+    writer.wait().unwrap();
+}
