@@ -95,6 +95,13 @@ NGINX_LOG_NICK = "ssl"
 # In the directive table the DH parameter file is written the way the
 # Mozilla generator writes it; the script puts the real file in its place.
 DHPARAM = "/path/to/dhparam"
+# 1024-bit DH parameters (`openssl dhparam -dsaparam`: a 160-bit subgroup), which
+# OpenSSL refuses to load from security level 2 up ("dh key too small").
+DH1024 = "/path/to/dh1024"
+# RFC 3526's 1536-bit group as PKCS#3 parameters (Apache's `SSLOpenSSLConfCmd
+# DHParameters` does not decode the X9.42 form): 80 bits of security, refused from
+# level 2 up.
+DH1536 = "/path/to/dh1536"
 
 # Replaces /etc/ssl/openssl.cnf for the servers, openssl(1) and curl.
 OPENSSL_CNF = """\
@@ -190,6 +197,17 @@ CONFIGS = {
         ("3des-rsa", ["SSLProtocol all", "SSLCipherSuite 3DES:+RSA"]),
         ("dhe-builtin-params", ["SSLProtocol TLSv1.2",
                                 "SSLCipherSuite DHE-RSA-AES128-GCM-SHA256:AES128-GCM-SHA256"]),
+        ("dhparameters-1536", ["SSLProtocol all", "SSLCipherSuite HIGH:!aNULL",
+                               "SSLOpenSSLConfCmd DHParameters %s" % DH1536]),
+        ("dhparameters-1536-seclevel1", ["SSLProtocol all",
+                                         "SSLCipherSuite HIGH:!aNULL:@SECLEVEL=1",
+                                         "SSLOpenSSLConfCmd DHParameters %s" % DH1536]),
+        ("dhparameters-x942-seclevel0", ["SSLProtocol all",
+                                         "SSLCipherSuite HIGH:!aNULL:@SECLEVEL=0",
+                                         "SSLOpenSSLConfCmd DHParameters %s" % DH1024]),
+        ("dhparameters-ffdhe2048-seclevel3", ["SSLProtocol all",
+                                              "SSLCipherSuite HIGH:!aNULL:@SECLEVEL=3",
+                                              "SSLOpenSSLConfCmd DHParameters %s" % DHPARAM]),
     ],
     "nginx": [
         ("high-default", [NGX_ALL, "ssl_ciphers %s;" % HIGH]),
@@ -224,6 +242,14 @@ CONFIGS = {
         ("dhe-with-dhparam", [NGX_ALL, "ssl_ciphers %s;" % DHE_MIX,
                               "ssl_dhparam %s;" % DHPARAM]),
         ("dhe-without-dhparam", [NGX_ALL, "ssl_ciphers %s;" % DHE_MIX]),
+        ("dhparam-1024", [NGX_ALL, "ssl_ciphers HIGH:!aNULL;", "ssl_dhparam %s;" % DH1024]),
+        ("dhparam-1024-seclevel0", [NGX_ALL, "ssl_ciphers HIGH:!aNULL:@SECLEVEL=0;",
+                                    "ssl_dhparam %s;" % DH1024]),
+        ("dhparam-1536-seclevel1", [NGX_ALL, "ssl_ciphers HIGH:!aNULL:@SECLEVEL=1;",
+                                    "ssl_dhparam %s;" % DH1536]),
+        ("dhparam-ffdhe2048-seclevel3", ["ssl_protocols TLSv1.2 TLSv1.3;",
+                                         "ssl_ciphers ECDHE+AESGCM:@SECLEVEL=3;",
+                                         "ssl_dhparam %s;" % DHPARAM]),
     ],
 }
 
@@ -305,6 +331,19 @@ class Setup:
         if r.returncode != 0:
             raise Fail("setup: openssl genpkey (DH ffdhe2048) failed:\n%s"
                        % r.stderr.decode(errors="replace"))
+        self.dh1536 = os.path.join(tmp, "dh1536.pem")
+        r = run([self.openssl, "genpkey", "-genparam", "-algorithm", "DH",
+                 "-pkeyopt", "dh_param:modp_1536", "-out", self.dh1536],
+                step="setup: 1536-bit DH parameters", env=env)
+        if r.returncode != 0:
+            raise Fail("setup: openssl genpkey (DH modp_1536) failed:\n%s"
+                       % r.stderr.decode(errors="replace"))
+        self.dh1024 = os.path.join(tmp, "dh1024.pem")
+        r = run([self.openssl, "dhparam", "-dsaparam", "-out", self.dh1024, "1024"],
+                step="setup: 1024-bit DH parameters", env=env, timeout=120)
+        if r.returncode != 0:
+            raise Fail("setup: openssl dhparam -dsaparam 1024 failed:\n%s"
+                       % r.stderr.decode(errors="replace"))
         self.www = os.path.join(tmp, "www")
         os.makedirs(os.path.join(self.www, "p"))
         with open(os.path.join(self.www, "index.html"), "wb") as f:
@@ -317,6 +356,13 @@ class Setup:
             "openssl": " ".join(first_line_of([self.openssl, "version"], env).split()[:2]),
             "curl": " ".join(first_line_of([self.curl, "--version"], env).split()[:2]),
         }
+
+    def files(self, directive, dhparam=None, dh1024=None, dh1536=None):
+        """The directive with the DH file placeholders replaced by real files
+        (these, or the set-up's)."""
+        return (directive.replace(DHPARAM, dhparam or self.dhparam)
+                .replace(DH1024, dh1024 or self.dh1024)
+                .replace(DH1536, dh1536 or self.dh1536))
 
     def add_probe_files(self, probes):
         """One small file per probe: GET /p/<id> is a 200 on both servers."""
@@ -576,7 +622,7 @@ def apache_conf(setup, d, port, directives):
           "CustomLog %s/access.log %s" % (d, APACHE_LOG_NICK)]
     L += apache_ssl_vhost(port, setup.certs,
                           ["# --- directives under test ---"] +
-                          [x.replace(DHPARAM, setup.dhparam) for x in directives])
+                          [setup.files(x) for x in directives])
     return write_conf(os.path.join(d, "httpd.conf"), L)
 
 
@@ -602,7 +648,7 @@ def nginx_conf(setup, d, port, directives):
     for cert, key in setup.certs:
         L += ["    ssl_certificate %s;" % cert, "    ssl_certificate_key %s;" % key]
     L.append("    # --- directives under test ---")
-    L += ["    " + x.replace(DHPARAM, setup.dhparam) for x in directives]
+    L += ["    " + setup.files(x) for x in directives]
     L += ["  }", "}"]
     return write_conf(os.path.join(d, "nginx.conf"), L)
 
@@ -790,11 +836,27 @@ def main(argv=None):
                    "dhparam_placeholder": DHPARAM,
                    "dhparam": "ffdhe2048 (openssl genpkey -genparam -algorithm DH "
                               "-pkeyopt dh_param:ffdhe2048)",
+                   "dh1536": "modp_1536 (openssl genpkey -genparam -algorithm DH "
+                             "-pkeyopt dh_param:modp_1536)",
+                   "dh1024": "X9.42, 1024 bits (openssl dhparam -dsaparam 1024)",
+                   "dh_files": "copied into DIR; the directives in this file name "
+                               "the copies",
                    "suites_skipped": skipped},
                "servers": {}, "probes": [
                    {k: p[k] for k in ("id", "tool", "protocol", "suite", "client_args")}
                    for p in probes],
                "configs": []}
+
+        # The DH files go with truth.json, which names them in the directives: whatif
+        # reads them as the servers did.
+        out_dh = {}
+        for key, src in (("dhparam", setup.dhparam), ("dh1024", setup.dh1024),
+                         ("dh1536", setup.dh1536)):
+            out_dh[key] = os.path.abspath(os.path.join(args.out, os.path.basename(src)))
+            shutil.copyfile(src, out_dh[key])
+
+        def as_written(directives):
+            return [setup.files(x, **out_dh) for x in directives]
 
         kept = {}
         for server in servers:
@@ -822,7 +884,7 @@ def main(argv=None):
                     apache_logformat(APACHE_LOG_FORMAT, APACHE_LOG_NICK)
                     if server == "apache" else
                     "log_format %s '%s';" % (NGINX_LOG_NICK, NGINX_LOG_FORMAT)),
-                "permissive_directives": PERMISSIVE[server],
+                "permissive_directives": as_written(PERMISSIVE[server]),
                 "probes": [p["id"] for p in kept[server]],
                 "probes_dropped": dropped,
             }
@@ -832,7 +894,7 @@ def main(argv=None):
         for server, name, directives in table:
             s, err, test_ok, results, _a = run_config(
                 setup, server, name, directives, kept[server], started, timing)
-            entry = {"name": name, "server": server, "directives": directives,
+            entry = {"name": name, "server": server, "directives": as_written(directives),
                      "config_test_passed": test_ok, "started": s is not None,
                      "start_error": err[0] if err else None,
                      "start_error_lines": err, "ok": None, "refused": None}

@@ -1656,6 +1656,10 @@ pub struct PolicyView {
     pub seclevel: Option<u8>,
     /// Where the level comes from.
     pub seclevel_origin: Option<String>,
+    /// The DH parameters file the directives name: its strength, or why it was not
+    /// checked (absent without such a file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dh_parameters: Option<String>,
     /// Key-exchange groups the profile names.
     pub groups: Vec<String>,
     /// Cipher-string words that named nothing (OpenSSL skips them too).
@@ -1683,6 +1687,7 @@ impl PolicyView {
             configured_protocols: p.configured_protocols.iter().map(|p| p.as_str()).collect(),
             seclevel: p.seclevel,
             seclevel_origin: p.seclevel_origin.clone(),
+            dh_parameters: p.dh_parameters.clone(),
             groups: p.groups.clone(),
             ignored_words: p.ignored_words.clone(),
             tls12_ciphers: p.tls12.iter().map(|s| name(s)).collect(),

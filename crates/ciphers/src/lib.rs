@@ -13,6 +13,7 @@
 
 pub mod catalogue;
 pub mod cipherstring;
+pub mod dhparams;
 pub mod groups;
 pub mod handshake;
 pub mod offer;

@@ -117,6 +117,18 @@ pub enum Source {
     OpenSsl,
 }
 
+/// A DH parameters file the directives of a policy name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DhFile {
+    /// As written (a relative path is the server's: nginx's prefix, Apache's
+    /// `ServerRoot`).
+    pub path: String,
+    /// Its line in the directives.
+    pub line: usize,
+    /// `ssl_dhparam`, `SSLOpenSSLConfCmd DHParameters`, `ssl_conf_command DHParameters`.
+    pub directive: String,
+}
+
 /// A set of protocols and suites a server would accept.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
@@ -164,6 +176,12 @@ pub struct Policy {
     pub prefer_server_ciphers: bool,
     /// nginx without `ssl_dhparam`: DHE suites cannot be negotiated.
     pub no_dh_parameters: bool,
+    /// The DH parameters file the directives name (`ssl_dhparam`, `SSLOpenSSLConfCmd
+    /// DHParameters`, `ssl_conf_command DHParameters`), which the server loads at
+    /// start: [`Policy::check_dh_parameters`] holds it to the security level.
+    pub dh_file: Option<DhFile>,
+    /// What [`Policy::check_dh_parameters`] found, in words (`None`: not checked).
+    pub dh_parameters: Option<String>,
     /// TLSv1.3 is the newest protocol on but no TLS 1.3 suite is configured
     /// (`Ciphersuites ""`, which OpenSSL accepts): before each handshake an OpenSSL
     /// server checks that some suite fits its newest protocol and fails the handshake
@@ -463,6 +481,8 @@ impl Policy {
                 .collect(),
             prefer_server_ciphers: config.server_preferred_order,
             no_dh_parameters: false,
+            dh_file: None,
+            dh_parameters: None,
             no_suite_for_newest_protocol: false,
             ignored_words: Vec::new(),
             cipher_string: None,
@@ -514,7 +534,69 @@ impl Policy {
         })?;
         p.name = "openssl".to_string();
         p.source = Source::OpenSsl;
+        p.dh_file = None;
         Ok(p)
+    }
+
+    /// Hold the DH parameters file ([`Policy::dh_file`]) to the security level, as the
+    /// server does when it loads it at start. `text` is the file as read where tlsgap
+    /// runs (`Err`: why it could not be read; the check is then left out, and
+    /// [`Policy::dh_parameters`] says so). Parameters the server would not load are an
+    /// error that says it would not start: weaker than the level allows (`dh key too
+    /// small`, nginx and Apache alike), or X9.42 parameters given to Apache's
+    /// `SSLOpenSSLConfCmd DHParameters`, which cannot decode them (both verified
+    /// against the real servers, `scripts/real-policies.py`).
+    pub fn check_dh_parameters(&mut self, text: Result<&str, String>) -> Result<(), PolicyError> {
+        let Some(file) = &self.dh_file else {
+            return Ok(());
+        };
+        let named = format!("{} {}", file.directive, file.path);
+        let refuses = if self.name == "apache" {
+            Server::Apache.refuses()
+        } else {
+            Server::Nginx.refuses()
+        };
+        let read = text.and_then(|t| {
+            crate::dhparams::parse(t).map_err(|why| format!("not DH parameters: {why}"))
+        });
+        let params = match read {
+            Ok(p) => p,
+            Err(why) => {
+                self.dh_parameters = Some(format!(
+                    "{named}: not read here ({why}): its strength is not checked against \
+                     the security level"
+                ));
+                return Ok(());
+            }
+        };
+        let apache_conf_cmd =
+            self.name == "apache" && file.directive.starts_with("SSLOpenSSLConfCmd");
+        if apache_conf_cmd && params.form == crate::dhparams::Form::X942 {
+            return Err(err(
+                format!(
+                    "{named}: X9.42 DH parameters (what `openssl dhparam -dsaparam` writes), \
+                     which SSLOpenSSLConfCmd DHParameters cannot decode (AH02407): {refuses}"
+                ),
+                Some(file.line),
+            ));
+        }
+        let bits = params.security_bits();
+        let level = self.seclevel.unwrap_or(0);
+        if let Some(need) = crate::dhparams::level_bits(level).filter(|&need| bits < need) {
+            return Err(err(
+                format!(
+                    "{named}: {}-bit DH parameters have {bits} bits of security, security \
+                     level {level} needs {need} (`dh key too small`): {refuses}",
+                    params.prime_bits
+                ),
+                Some(file.line),
+            ));
+        }
+        self.dh_parameters = Some(format!(
+            "{}-bit, {bits} bits of security ({named})",
+            params.prime_bits
+        ));
+        Ok(())
     }
 
     /// [`Policy::from_config`] with explicit options and suite table.
@@ -687,6 +769,12 @@ impl Policy {
             key_groups,
             prefer_server_ciphers: d.prefer_server,
             no_dh_parameters: kind == Server::Nginx && !d.dhparam,
+            dh_file: d.dh_file.map(|(path, line, directive)| DhFile {
+                path,
+                line,
+                directive,
+            }),
+            dh_parameters: None,
             no_suite_for_newest_protocol,
             ignored_words: evaluated
                 .ignored
@@ -1008,6 +1096,8 @@ struct Directives {
     ciphersuites: Option<String>,
     ciphersuites_line: Option<usize>,
     dhparam: bool,
+    /// The DH parameters file named last: path, line, directive.
+    dh_file: Option<(String, usize, String)>,
     prefer_server: bool,
     groups: Option<String>,
     groups_line: Option<usize>,
@@ -1308,6 +1398,9 @@ impl Directives {
             "ssl_dhparam" => {
                 self.set_server(Server::Nginx, line_no)?;
                 self.dhparam = !args.is_empty();
+                if let [path] = args {
+                    self.dh_file = Some((path.clone(), line_no, "ssl_dhparam".to_string()));
+                }
             }
             "ssl_conf_command" => {
                 self.set_server(Server::Nginx, line_no)?;
@@ -1350,6 +1443,10 @@ impl Directives {
             "cipherstring" => self.conf_cipher_string = Some((v.clone(), line_no)),
             "ciphersuites" => self.conf_ciphersuites = Some((v.clone(), line_no)),
             "groups" | "curves" => self.conf_groups = Some((v.clone(), line_no)),
+            "dhparameters" => {
+                self.dhparam = true;
+                self.dh_file = Some((v.clone(), line_no, format!("{directive} {k}")));
+            }
             "minprotocol" => {
                 let p = conf_protocol_bound(v).ok_or_else(failed)?;
                 self.conf_protocols.push(ProtocolCommand::Min(p));

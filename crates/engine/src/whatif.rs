@@ -324,7 +324,31 @@ pub fn load_policy(spec: &str, system: &SystemTls) -> Result<Policy> {
             tlsgap_ciphers::policy::mozilla_profile_names().join(", ")
         );
     };
-    directives_policy(&text, system)?.map_err(|e| err!("--policy {spec}: {e}"))
+    let mut policy = directives_policy(&text, system)?.map_err(|e| err!("--policy {spec}: {e}"))?;
+    if let Some(file) = &policy.dh_file {
+        // A relative name is read from the policy file's directory (the server's own
+        // prefix is not known here).
+        let at = std::path::Path::new(&file.path);
+        let at = match path.parent().filter(|_| path.is_file() && at.is_relative()) {
+            Some(dir) => dir.join(at),
+            None => at.to_path_buf(),
+        };
+        let text = read_small(&at).map_err(|e| format!("{}: {e}", at.display()));
+        policy
+            .check_dh_parameters(text.as_deref().map_err(Clone::clone))
+            .map_err(|e| err!("--policy {spec}: {e}"))?;
+    }
+    Ok(policy)
+}
+
+/// A small text file (a DH parameters file: a few KiB; more than 1 MiB is not one).
+fn read_small(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(1 << 20)
+        .read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// A bare OpenSSL cipher string as a policy ([`Policy::from_cipher_string`]), read at the

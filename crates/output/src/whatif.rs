@@ -34,6 +34,9 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
             out.push_str(&fold(format!("  {keys}")));
         }
     }
+    if let Some(dh) = &p.dh_parameters {
+        out.push_str(&fold(format!("  DH parameters: {}", escape::terminal(dh))));
+    }
     let off: Vec<&str> = p
         .configured_protocols
         .iter()
