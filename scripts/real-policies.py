@@ -324,26 +324,16 @@ class Setup:
                   what="setup: openssl req (ECDSA P-256)", env=env,
                   step="setup: ECDSA certificate")
         self.certs = [self.rsa, self.ec]
-        self.dhparam = os.path.join(tmp, "dhparam.pem")
-        r = run([self.openssl, "genpkey", "-genparam", "-algorithm", "DH",
-                 "-pkeyopt", "dh_param:ffdhe2048", "-out", self.dhparam],
-                step="setup: DH parameters", env=env)
-        if r.returncode != 0:
-            raise Fail("setup: openssl genpkey (DH ffdhe2048) failed:\n%s"
-                       % r.stderr.decode(errors="replace"))
-        self.dh1536 = os.path.join(tmp, "dh1536.pem")
-        r = run([self.openssl, "genpkey", "-genparam", "-algorithm", "DH",
-                 "-pkeyopt", "dh_param:modp_1536", "-out", self.dh1536],
-                step="setup: 1536-bit DH parameters", env=env)
-        if r.returncode != 0:
-            raise Fail("setup: openssl genpkey (DH modp_1536) failed:\n%s"
-                       % r.stderr.decode(errors="replace"))
-        self.dh1024 = os.path.join(tmp, "dh1024.pem")
-        r = run([self.openssl, "dhparam", "-dsaparam", "-out", self.dh1024, "1024"],
-                step="setup: 1024-bit DH parameters", env=env, timeout=120)
-        if r.returncode != 0:
-            raise Fail("setup: openssl dhparam -dsaparam 1024 failed:\n%s"
-                       % r.stderr.decode(errors="replace"))
+        # DH parameters: Mozilla's ffdhe2048, and two too weak for level 2.
+        self.dhparam = self.openssl_file(
+            tmp, "dhparam.pem", ["genpkey", "-genparam", "-algorithm", "DH",
+                                 "-pkeyopt", "dh_param:ffdhe2048", "-out"], "DH ffdhe2048")
+        self.dh1536 = self.openssl_file(
+            tmp, "dh1536.pem", ["genpkey", "-genparam", "-algorithm", "DH",
+                                "-pkeyopt", "dh_param:modp_1536", "-out"], "DH modp_1536")
+        self.dh1024 = self.openssl_file(
+            tmp, "dh1024.pem", ["dhparam", "-dsaparam", "-out"], "DH 1024-bit X9.42",
+            after=["1024"])
         self.www = os.path.join(tmp, "www")
         os.makedirs(os.path.join(self.www, "p"))
         with open(os.path.join(self.www, "index.html"), "wb") as f:
@@ -356,6 +346,17 @@ class Setup:
             "openssl": " ".join(first_line_of([self.openssl, "version"], env).split()[:2]),
             "curl": " ".join(first_line_of([self.curl, "--version"], env).split()[:2]),
         }
+
+    def openssl_file(self, tmp, name, args, what, after=()):
+        """Run `openssl ARGS PATH AFTER` (ARGS ending in the option that names the
+        output file); the file's path."""
+        path = os.path.join(tmp, name)
+        r = run([self.openssl] + args + [path] + list(after), step="setup: " + what,
+                env=self.env, timeout=120)
+        if r.returncode != 0:
+            raise Fail("setup: openssl (%s) failed:\n%s"
+                       % (what, r.stderr.decode(errors="replace")))
+        return path
 
     def files(self, directive, dhparam=None, dh1024=None, dh1536=None):
         """The directive with the DH file placeholders replaced by real files

@@ -492,24 +492,7 @@ fn a_copytruncate_hole_before_a_non_appending_writers_lines_is_skipped_and_named
     }
     // Incremental: the state's offset counts the hole; the next run reads what came after.
     let state = d.join("state.json");
-    let run = || {
-        let o = util::tlsgap()
-            .args([
-                "tls",
-                "-q",
-                "--format",
-                "json",
-                "--log-format",
-                "combinedssl",
-            ])
-            .arg("--state")
-            .arg(&state)
-            .arg(&log)
-            .output()
-            .unwrap();
-        assert_code(&o, 0);
-        json(&o)["total"].as_u64().unwrap()
-    };
+    let run = || tls_total(d, &["--state", path_str(&state), path_str(&log)]);
     assert_eq!(run(), 15);
     send(55..60, &mut written);
     assert_eq!(run(), 5, "only the lines written since");
