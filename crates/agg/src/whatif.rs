@@ -1662,6 +1662,10 @@ pub struct PolicyView {
     pub dh_parameters: Option<String>,
     /// Key-exchange groups the profile names.
     pub groups: Vec<String>,
+    /// The server's groups that need OpenSSL 3.5 or newer (ML-KEM): with an older
+    /// OpenSSL the server does not start (absent when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups_need_openssl_3_5: Vec<&'static str>,
     /// Cipher-string words that named nothing (OpenSSL skips them too).
     pub ignored_words: Vec<String>,
     /// TLS <= 1.2 suites enabled, in order (OpenSSL names).
@@ -1689,6 +1693,7 @@ impl PolicyView {
             seclevel_origin: p.seclevel_origin.clone(),
             dh_parameters: p.dh_parameters.clone(),
             groups: p.groups.clone(),
+            groups_need_openssl_3_5: p.groups_needing_openssl_3_5(),
             ignored_words: p.ignored_words.clone(),
             tls12_ciphers: p.tls12.iter().map(|s| name(s)).collect(),
             tls13_ciphers: p

@@ -538,6 +538,25 @@ impl Policy {
         Ok(p)
     }
 
+    /// The groups of [`Policy::key_groups`] that an OpenSSL older than 3.5 does not
+    /// have (ML-KEM, alone or in a hybrid such as `X25519MLKEM768`, Mozilla 6.0's first
+    /// group): OpenSSL 3.0 (Debian 12, Ubuntu 22.04 and 24.04) refuses a group list that
+    /// names one, and the server does not start (nginx 1.22.1 on OpenSSL 3.0.22:
+    /// `SSL_CTX_set1_curves_list(...) failed ... group 'X25519MLKEM768' cannot be set`).
+    /// The server's OpenSSL version is not known here: this is said, not decided.
+    pub fn groups_needing_openssl_3_5(&self) -> Vec<&'static str> {
+        self.key_groups
+            .iter()
+            .filter(|g| {
+                matches!(
+                    g.kind,
+                    groups::GroupKind::HybridPostQuantum | groups::GroupKind::PostQuantum
+                )
+            })
+            .map(|g| g.name)
+            .collect()
+    }
+
     /// Hold the DH parameters file ([`Policy::dh_file`]) to the security level, as the
     /// server does when it loads it at start. `text` is the file as read where tlsgap
     /// runs (`Err`: why it could not be read; the check is then left out, and

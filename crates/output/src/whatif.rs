@@ -63,6 +63,18 @@ pub fn table(r: &WhatifReport, summary: &str, width: usize) -> String {
     if !p.groups.is_empty() {
         out.push_str(&fold(format!("  groups: {}", p.groups.join(" "))));
     }
+    if !p.groups_need_openssl_3_5.is_empty() {
+        out.push_str(&fold(format!(
+            "  {} {} OpenSSL 3.5 or newer: OpenSSL 3.0 (Debian 12, Ubuntu 22.04 and \
+             24.04) refuses a group list naming it, and the server does not start",
+            p.groups_need_openssl_3_5.join(", "),
+            if p.groups_need_openssl_3_5.len() > 1 {
+                "need"
+            } else {
+                "needs"
+            }
+        )));
+    }
     let (words, commands) = crate::explain::ignored(&p.ignored_words);
     if !words.is_empty() {
         out.push_str(&fold(format!(

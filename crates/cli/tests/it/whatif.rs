@@ -705,3 +705,107 @@ fn dh_parameters_files_are_held_to_the_security_level() {
     assert_code(&o, 0);
     assert!(json(&o)["policy"].get("dh_parameters").is_none());
 }
+
+/// Groups an OpenSSL older than 3.5 does not have (ML-KEM, as in Mozilla 6.0's list):
+/// the policy says so, and the real nginx on this machine agrees: with OpenSSL 3.0 its
+/// config test fails for exactly the group lists whatif names (with 3.5 or newer it
+/// takes them all, and whatif's line is only information).
+#[test]
+fn groups_that_need_openssl_3_5_are_named_as_the_real_nginx_refuses_them() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let log = hand_log(d);
+    let groups = |policy: &str| -> Vec<String> {
+        let o = whatif(policy, &log, "json");
+        assert_code(&o, 0);
+        json(&o)["policy"]["groups_need_openssl_3_5"]
+            .as_array()
+            .map(|a| a.iter().map(|g| g.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(groups("mozilla-intermediate"), ["X25519MLKEM768"]);
+    assert_eq!(groups("mozilla-modern"), ["X25519MLKEM768"]);
+    assert!(groups("mozilla-intermediate-5.7").is_empty());
+    let o = whatif("mozilla-intermediate", &log, "table");
+    assert!(
+        stdout(&o).contains("X25519MLKEM768 needs OpenSSL 3.5 or newer"),
+        "{}",
+        stdout(&o)
+    );
+    let lists = [
+        "X25519MLKEM768:X25519:prime256v1:secp384r1",
+        "SecP256r1MLKEM768:X25519",
+        "X25519:prime256v1:secp384r1",
+        "X448:secp521r1",
+    ];
+    let flagged: Vec<bool> = lists
+        .iter()
+        .map(|l| {
+            !groups(&format!(
+                "ssl_protocols TLSv1.2 TLSv1.3;\nssl_ecdh_curve {l};"
+            ))
+            .is_empty()
+        })
+        .collect();
+    assert_eq!(flagged, [true, true, false, false]);
+    if !util::server_test_enabled(
+        "groups_that_need_openssl_3_5_are_named_as_the_real_nginx_refuses_them",
+        &["nginx", "openssl"],
+        "nginx openssl",
+    ) {
+        return;
+    }
+    let o = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args([
+            "-nodes", "-keyout", "k.pem", "-out", "c.pem", "-days", "1", "-subj", "/CN=x",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let version = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).to_string();
+    let old = [
+        "OpenSSL 3.0.",
+        "OpenSSL 3.1.",
+        "OpenSSL 3.2.",
+        "OpenSSL 3.3.",
+        "OpenSSL 3.4.",
+    ]
+    .iter()
+    .any(|v| version.starts_with(v));
+    for (list, flagged) in lists.iter().zip(flagged) {
+        let conf = format!(
+            "pid {0}/nginx.pid;\nerror_log {0}/error.log;\nevents {{}}\nhttp {{\n  access_log off;\n  \
+             server {{\n    listen 127.0.0.1:48443 ssl;\n    ssl_certificate {0}/c.pem;\n    \
+             ssl_certificate_key {0}/k.pem;\n    ssl_protocols TLSv1.2 TLSv1.3;\n    \
+             ssl_ecdh_curve {list};\n  }}\n}}\n",
+            path_str(d)
+        );
+        let conf_path = util::write(d, "nginx.conf", conf.as_bytes());
+        let t = std::process::Command::new(util::find_program("nginx").unwrap())
+            .args(["-t", "-q", "-c", path_str(&conf_path), "-p", path_str(d)])
+            .arg("-e")
+            .arg(d.join("error.log"))
+            .output()
+            .unwrap();
+        let refused = !t.status.success();
+        assert_eq!(
+            refused,
+            old && flagged,
+            "{list} ({version}): nginx -t {}",
+            stderr(&t)
+        );
+    }
+}
