@@ -122,37 +122,14 @@ fn pem_block(pem: &str) -> Option<(Form, &str)> {
     None
 }
 
-/// Standard base64, whitespace ignored, `=` padding at the end only.
+/// Standard base64 (the `base64` crate's strict decoder), line breaks and other
+/// whitespace ignored.
 fn base64(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0u32;
-    let mut padded = false;
-    for b in text.bytes().filter(|b| !b.is_ascii_whitespace()) {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => {
-                padded = true;
-                continue;
-            }
-            _ => return None,
-        };
-        if padded {
-            return None;
-        }
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
+    use base64::Engine as _;
+    let packed: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(packed)
+        .ok()
 }
 
 /// One DER element of `tag` at the start of `der`: its contents and what follows.
