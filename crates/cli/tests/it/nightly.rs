@@ -490,6 +490,23 @@ fn a_copytruncate_hole_before_a_non_appending_writers_lines_is_skipped_and_named
         let err = util::stderr(&o);
         assert!(err.contains(&hole_note), "{input:?} -j{jobs}: {err}");
     }
+    // Piped (`zcat access.log.gz | tlsgap tls`): the hole where standard input starts.
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "zcat access.log.gz | '{}' tls --format json -",
+            path_str(&util::tlsgap_path())
+        ))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(json(&o)["total"], 15, "piped");
+    assert!(
+        util::stderr(&o).contains(&hole_note),
+        "{}",
+        util::stderr(&o)
+    );
     // Incremental: the state's offset counts the hole; the next run reads what came after.
     let state = d.join("state.json");
     let run = || tls_total(d, &["--state", path_str(&state), path_str(&log)]);
