@@ -143,13 +143,22 @@ impl Encoder {
             .get_writer()
             .lock()
             .map_err(|_| err!("internal error: the Parquet writer is poisoned"))?;
+        let mut encodings: Vec<Vec<Encoding>> = file
+            .schema()
+            .iter_values()
+            .map(|f| polars_parquet::write::get_dtype_encoding(&f.dtype))
+            .collect();
+        // The line numbers of a row group rise by one from row to row but where a line
+        // was malformed: as deltas (DELTA_BINARY_PACKED) they take a few bytes a page,
+        // where polars's choice (a dictionary, found too large, then plain) estimated
+        // their cardinality and wrote 8 bytes a row for zstd to compress (issue 12:
+        // on the bench log 18 % of the bytes zstd was given; BENCHMARKS.md).
+        if let Some(e) = line.and_then(|i| encodings.get_mut(i)) {
+            *e = vec![Encoding::DeltaBinaryPacked];
+        }
         Ok(Encoder {
             fields: file.parquet_schema().fields().to_vec(),
-            encodings: file
-                .schema()
-                .iter_values()
-                .map(|f| polars_parquet::write::get_dtype_encoding(&f.dtype))
-                .collect(),
+            encodings,
             options: file.options(),
             line,
         })

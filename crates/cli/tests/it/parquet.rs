@@ -149,22 +149,47 @@ fn export_parquet_writes_one_row_group_per_32_mib_of_log() {
         .max()
         .unwrap()
         + 1;
-    let log = write(dir.path(), "rg.log", &g.bytes);
+    // A malformed line after every 997th: the line numbers (checked against the
+    // NDJSON's) do not all rise by one.
+    let mut bytes = Vec::with_capacity(g.bytes.len() + (g.bytes.len() >> 10));
+    for (i, line) in g.bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        bytes.extend_from_slice(line);
+        if i % 997 == 996 {
+            bytes.extend_from_slice(b"not a log line\n");
+        }
+    }
+    let log = write(dir.path(), "rg.log", &bytes);
     export_and_check(dir.path(), "rg", &log, "combinedssl", "2");
     let parquet = dir.path().join("rg.parquet");
+    // Per row group: its rows, then its `line` column's encodings and compressed bytes.
     let script = "import sys, pyarrow.parquet as pq\n\
         m = pq.ParquetFile(sys.argv[1]).metadata\n\
-        print(' '.join(str(m.row_group(i).num_rows) for i in range(m.num_row_groups)))";
+        for i in range(m.num_row_groups):\n\
+        \x20   g = m.row_group(i)\n\
+        \x20   c = [g.column(j) for j in range(g.num_columns) if g.column(j).path_in_schema == 'line'][0]\n\
+        \x20   print(g.num_rows, ','.join(c.encodings), c.total_compressed_size)";
     let o = std::process::Command::new("python3")
         .args(["-c", script])
         .arg(&parquet)
         .output()
         .unwrap();
     assert_code(&o, 0);
-    let groups: Vec<u64> = stdout(&o)
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
-        .collect();
+    let text = stdout(&o);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
+    let groups: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    // The line numbers go as deltas (issue 12): a few bytes a page, not 8 a row for
+    // zstd to squeeze.
+    for r in &rows {
+        assert!(
+            r[1].split(',').any(|e| e == "DELTA_BINARY_PACKED"),
+            "{text}"
+        );
+        let (n, bytes): (u64, u64) = (r[0].parse().unwrap(), r[2].parse().unwrap());
+        assert!(
+            bytes * 50 < n,
+            "line column of {n} rows takes {bytes} bytes: {text}"
+        );
+    }
     assert_eq!(groups.len(), 3, "row groups {groups:?}");
     let parsed: u64 = groups.iter().sum();
     assert!(parsed <= g.lines, "{groups:?} of {} lines", g.lines);
