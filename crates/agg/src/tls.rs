@@ -15,7 +15,7 @@ use crate::verdict::{cipher_facts, protocol_verdict, Verdict};
 pub enum CountMode {
     /// Every request once.
     Requests,
-    /// Every distinct client address once, with its first TLS request.
+    /// Every distinct client once, with its earliest TLS request (by the logged time).
     Clients,
 }
 
@@ -64,8 +64,10 @@ impl ClientKey {
 /// A mergeable protocol/cipher distribution.
 ///
 /// Merging is ordered: `a.merge(b)` treats `b` as what came after `a`, which is what
-/// "first TLS request wins" needs in `clients` mode. Splitting an input into ordered
-/// chunks and merging them in order gives the same result as one pass.
+/// "earliest TLS request wins" needs in `clients` mode: the earliest by the logged
+/// time ([`TlsAgg::add_at`]), a tie (or no time) to the one that came first.
+/// Splitting an input into ordered chunks and merging them in order gives the same
+/// result as one pass.
 ///
 /// In `clients` mode the distinct clients are held exactly up to a memory budget
 /// ([`TlsAgg::with_memory_limit`], see [`crate::distinct`]); clients first seen after
@@ -80,8 +82,8 @@ pub struct TlsAgg {
     pairs: PairIndex,
     counts: Vec<u64>,
     plain: u64,
-    /// Client → index of its first TLS pair (or `u32::MAX` if only seen over plain
-    /// HTTP), and when it was first seen here.
+    /// Client → index of its earliest TLS pair (or `u32::MAX` if only seen over plain
+    /// HTTP) and that request's time, and when it was first seen here.
     clients: FxHashMap<Box<[u8]>, Seen>,
     /// Order of the next new client.
     next: u32,
@@ -92,18 +94,34 @@ pub struct TlsAgg {
 }
 
 /// The bytes one exact client is taken to cost besides its key: its slot (a boxed key
-/// and the value, 24 bytes) with the table's growth slack (at most 7/8 full, doubling:
+/// and the value, 32 bytes) with the table's growth slack (at most 7/8 full, doubling:
 /// up to 2.3 times), its control byte and the heap block of the key (header and
 /// rounding).
-pub const CLIENT_ENTRY_BYTES: usize = 64;
+pub const CLIENT_ENTRY_BYTES: usize = 80;
 
 const PLAIN: u32 = u32::MAX;
 
-/// A client's first pair, and its order among the clients first seen here.
+/// A client's earliest TLS pair and that request's time (µs; [`NO_TIME`] when not
+/// known, or for plain HTTP only), and its order among the clients first seen here.
 #[derive(Debug, Clone, Copy)]
 struct Seen {
     pair: u32,
     order: u32,
+    at: i64,
+}
+
+/// The time of a request whose time is not known: later than any known one.
+const NO_TIME: i64 = i64::MAX;
+
+impl Seen {
+    /// Take `pair` at `at` if it is earlier TLS than what is held: the first TLS
+    /// request after plain ones, or one logged earlier (a tie keeps what came first).
+    fn earlier(&mut self, pair: u32, at: i64) {
+        if pair != PLAIN && (self.pair == PLAIN || at < self.at) {
+            self.pair = pair;
+            self.at = at;
+        }
+    }
 }
 
 /// Distinct clients beyond the budget: one sketch per pair, one for plain HTTP.
@@ -211,6 +229,34 @@ impl TlsAgg {
         protocol: Option<&[u8]>,
         cipher: Option<&[u8]>,
     ) -> Option<u32> {
+        self.add_pair_at(client, protocol, cipher, None)
+    }
+
+    /// [`TlsAgg::add`] of a request logged at `at` (µs since the epoch; `None`: not
+    /// known). In `clients` mode a client counts under its earliest TLS request by
+    /// that time, not the first one read: rotated logs are given newest first
+    /// (`access.log*`), and Apache writes a request when it ends, so a slow request
+    /// may come after a later one (audit of 2026-11-28; `merge` always took the
+    /// earliest).
+    #[inline]
+    pub fn add_at(
+        &mut self,
+        client: Option<&[u8]>,
+        protocol: Option<&[u8]>,
+        cipher: Option<&[u8]>,
+        at: Option<i64>,
+    ) {
+        self.add_pair_at(client, protocol, cipher, at);
+    }
+
+    #[inline]
+    fn add_pair_at(
+        &mut self,
+        client: Option<&[u8]>,
+        protocol: Option<&[u8]>,
+        cipher: Option<&[u8]>,
+        at: Option<i64>,
+    ) -> Option<u32> {
         let pair = self.pair_of(protocol, cipher);
         // Requests are counted in both modes: `--state` keeps them as counters.
         if pair == PLAIN {
@@ -222,19 +268,20 @@ impl TlsAgg {
             CountMode::Requests => {}
             CountMode::Clients => {
                 let key = client.unwrap_or(b"-");
+                let at = if pair == PLAIN {
+                    NO_TIME
+                } else {
+                    at.unwrap_or(NO_TIME)
+                };
                 match self.clients.get_mut(key) {
-                    Some(first) => {
-                        if first.pair == PLAIN {
-                            first.pair = pair;
-                        }
-                    }
+                    Some(first) => first.earlier(pair, at),
                     None if self.budget.is_full() => {
                         self.sketch.get_or_insert_with(Box::default).add(key, pair);
                     }
                     None => {
                         let order = self.next;
                         self.next = order.saturating_add(1);
-                        self.first_seen(key.into(), Seen { pair, order });
+                        self.first_seen(key.into(), Seen { pair, order, at });
                     }
                 }
             }
@@ -299,11 +346,10 @@ impl TlsAgg {
             let seen = Seen {
                 pair: map(seen.pair),
                 order: base.saturating_add(seen.order),
+                at: seen.at,
             };
             if let Some(slot) = self.clients.get_mut(&client) {
-                if slot.pair == PLAIN {
-                    slot.pair = seen.pair;
-                }
+                slot.earlier(seen.pair, seen.at);
             } else if fits {
                 // Everything `other` holds fits: no need to sort.
                 self.first_seen(client, seen);
@@ -871,6 +917,70 @@ mod tests {
                     "{mode:?} {split}"
                 );
             }
+        }
+    }
+
+    /// A client counts under its earliest TLS request by the logged time, whatever
+    /// order the lines come in and however they are split and merged; a tie, or no
+    /// time, goes to the one that came first (audit of 2026-11-28: rotated logs given
+    /// newest first put a legacy client under its later, modern protocol).
+    #[test]
+    fn clients_count_under_their_earliest_tls_request() {
+        // (client, protocol, cipher, time): `a` upgraded from TLSv1 to TLSv1.3 and
+        // its TLSv1 line comes last (the older file read second); `b` has two
+        // requests in one second (the first read wins); `c` has no time on its
+        // first line (unknown is latest); `d` is plain first.
+        let rows: &[(&str, &str, &str, Option<i64>)] = &[
+            ("a", "TLSv1.3", "TLS_AES_128_GCM_SHA256", Some(200)),
+            ("b", "TLSv1.2", "AES128-SHA", Some(50)),
+            ("c", "TLSv1.3", "TLS_AES_128_GCM_SHA256", None),
+            ("d", "-", "-", Some(1)),
+            ("b", "TLSv1.3", "TLS_AES_128_GCM_SHA256", Some(50)),
+            ("c", "TLSv1", "DES-CBC3-SHA", Some(300)),
+            ("d", "TLSv1.3", "TLS_AES_256_GCM_SHA384", Some(400)),
+            ("a", "TLSv1", "DES-CBC3-SHA", Some(100)),
+        ];
+        let feed_at = |agg: &mut TlsAgg, rows: &[(&str, &str, &str, Option<i64>)]| {
+            for &(c, p, x, at) in rows {
+                let (p, x) = match p {
+                    "-" => (None, None),
+                    _ => (Some(p.as_bytes()), Some(x.as_bytes())),
+                };
+                agg.add_at(Some(c.as_bytes()), p, x, at);
+            }
+        };
+        let first_of = |rep: &TlsReport| -> Vec<(String, String, u64)> {
+            let mut v: Vec<(String, String, u64)> = rep
+                .protocols
+                .iter()
+                .flat_map(|p| {
+                    p.ciphers
+                        .iter()
+                        .map(|c| (p.protocol.clone(), c.cipher.clone(), c.count))
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let mut whole = TlsAgg::new(CountMode::Clients);
+        feed_at(&mut whole, rows);
+        let l = LineStats::default();
+        let rep = whole.report(&l, vec![]);
+        assert_eq!(
+            first_of(&rep),
+            [
+                ("TLSv1".into(), "DES-CBC3-SHA".into(), 2),
+                ("TLSv1.2".into(), "AES128-SHA".into(), 1),
+                ("TLSv1.3".into(), "TLS_AES_256_GCM_SHA384".into(), 1),
+            ]
+        );
+        for split in 0..=rows.len() {
+            let mut a = TlsAgg::new(CountMode::Clients);
+            let mut b = TlsAgg::new(CountMode::Clients);
+            feed_at(&mut a, &rows[..split]);
+            feed_at(&mut b, &rows[split..]);
+            a.merge(b);
+            assert_eq!(a.report(&l, vec![]), rep, "split at {split}");
         }
     }
 

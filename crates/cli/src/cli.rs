@@ -208,7 +208,7 @@ pub struct TlsArgs {
     #[command(flatten)]
     pub csv: CsvArgs,
 
-    /// Count every request, or every distinct client once (its first TLS request
+    /// Count every request, or every distinct client once (its earliest TLS request
     /// decides its protocol and cipher; see --client-key).
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = CountArg::Requests)]
     pub count: CountArg,

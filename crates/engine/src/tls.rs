@@ -14,7 +14,7 @@ use tlsgap_agg::trend::{Trend, TrendCounter};
 /// What to count.
 #[derive(Debug, Clone)]
 pub struct TlsOptions {
-    /// Requests, or distinct clients (first TLS request decides).
+    /// Requests, or distinct clients (their earliest TLS request decides).
     pub count: CountMode,
     /// What one client is, with `clients`.
     pub client_key: ClientKey,
@@ -103,9 +103,9 @@ impl Job for TlsJob<'_> {
                 ) as &[u8]),
                 _ => client,
             };
-            agg.add(client, protocol, self.cipher.and_then(|i| rec.raw(i)));
-            let Some(t) = rec.time() else { return };
-            let us = t.unix_micros();
+            let at = rec.time().map(|t| t.unix_micros());
+            agg.add_at(client, protocol, self.cipher.and_then(|i| rec.raw(i)), at);
+            let Some(us) = at else { return };
             newest_us = Some(newest_us.map_or(us, |n| n.max(us)));
             if let Some((period, zone)) = self.by {
                 let name = protocol.filter(|p| !p.is_empty() && *p != b"-");

@@ -261,7 +261,7 @@ impl Table {
             out.push('\n');
             out.push_str(&wrap(
                 "",
-                &format!("(a client is one {what}, counted by its first TLS request)"),
+                &format!("(a client is one {what}, counted by its earliest TLS request)"),
                 layout::measure(width),
                 1,
             ));

@@ -40,7 +40,7 @@
 //! |---|---|---|---|
 //! | `tlsgap_requests_total` | counter | `protocol`, `cipher`, `verdict` | TLS requests with that protocol and cipher; `verdict` is the cipher's |
 //! | `tlsgap_plain_requests_total` | counter | | requests without TLS |
-//! | `tlsgap_clients` (`--count clients`) | gauge | `protocol`, `cipher`, `verdict` | distinct clients of this run by their first TLS request |
+//! | `tlsgap_clients` (`--count clients`) | gauge | `protocol`, `cipher`, `verdict` | distinct clients of this run by their earliest TLS request |
 //! | `tlsgap_plain_clients` (`--count clients`) | gauge | | clients of this run never seen over TLS |
 //! | `tlsgap_legacy_protocol_ratio` | gauge | | share (0–1) of this run's TLS requests (clients) on SSLv2, SSLv3, TLS 1.0, TLS 1.1 |
 //! | `tlsgap_insecure_cipher_ratio` | gauge | | share with a suite judged insecure |
@@ -232,16 +232,14 @@ pub fn render(e: &Exposition<'_>) -> String {
         out: String::with_capacity(2048 + 200 * report.protocols.len().max(1) * 4),
         labels: e.labels,
     };
-    // Where the counters come from, said in every counter's HELP.
-    let since = if e.counters_created.is_some() {
-        "read under the --state file since tlsgap_state_created_timestamp_seconds"
-    } else {
-        "in the input this run read"
-    };
-    let unit = match report.count {
-        CountMode::Requests => "requests",
-        CountMode::Clients => "clients",
-    };
+    // Where the counters come from, said in every counter's HELP, the same words with
+    // and without `--state` (and the ratios' the same with `--count clients`): a
+    // family's HELP must be one text across everything an exporter gathers, and
+    // node_exporter drops the series of a second textfile whose HELP differs (audit of
+    // 2026-11-28: one file per virtual host, one of them under a state).
+    let since = "in the input this run read (with --state: read under the state file since \
+                 tlsgap_state_created_timestamp_seconds)";
+    let unit = "requests (with --count clients: distinct clients)";
 
     if let Some(requests) = &c.requests {
         w.family(
@@ -277,7 +275,7 @@ pub fn render(e: &Exposition<'_>) -> String {
             "tlsgap_clients",
             Type::Gauge,
             "Distinct clients among the lines this run read, by the protocol and cipher \
-             of their first TLS request, with the cipher's verdict (a gauge: the clients \
+             of their earliest TLS request, with the cipher's verdict (a gauge: the clients \
              of two runs cannot be added).",
         );
         for p in &report.protocols {
@@ -493,41 +491,41 @@ mod tests {
         }
         let want = format!(
             "\
-# HELP tlsgap_requests_total TLS requests by negotiated protocol and cipher, with the cipher's verdict, in the input this run read.
+# HELP tlsgap_requests_total TLS requests by negotiated protocol and cipher, with the cipher's verdict, in the input this run read (with --state: read under the state file since tlsgap_state_created_timestamp_seconds).
 # TYPE tlsgap_requests_total counter
 tlsgap_requests_total{{protocol=\"TLSv1\",cipher=\"RC4-SHA\",verdict=\"insecure\"}} 1
 tlsgap_requests_total{{protocol=\"TLSv1.3\",cipher=\"TLS_AES_128_GCM_SHA256\",verdict=\"recommended\"}} 3
-# HELP tlsgap_plain_requests_total Requests without TLS in the input this run read.
+# HELP tlsgap_plain_requests_total Requests without TLS in the input this run read (with --state: read under the state file since tlsgap_state_created_timestamp_seconds).
 # TYPE tlsgap_plain_requests_total counter
 tlsgap_plain_requests_total 1
-# HELP tlsgap_legacy_protocol_ratio Share (0-1) of the TLS requests this run read on SSLv2, SSLv3, TLS 1.0 or TLS 1.1 (0 when it read none).
+# HELP tlsgap_legacy_protocol_ratio Share (0-1) of the TLS requests (with --count clients: distinct clients) this run read on SSLv2, SSLv3, TLS 1.0 or TLS 1.1 (0 when it read none).
 # TYPE tlsgap_legacy_protocol_ratio gauge
 tlsgap_legacy_protocol_ratio 0.25
-# HELP tlsgap_insecure_cipher_ratio Share (0-1) of the TLS requests this run read with a cipher suite judged insecure (0 when it read none).
+# HELP tlsgap_insecure_cipher_ratio Share (0-1) of the TLS requests (with --count clients: distinct clients) this run read with a cipher suite judged insecure (0 when it read none).
 # TYPE tlsgap_insecure_cipher_ratio gauge
 tlsgap_insecure_cipher_ratio 0.25
-# HELP tlsgap_weak_cipher_ratio Share (0-1) of the TLS requests this run read with a cipher suite judged weak (0 when it read none).
+# HELP tlsgap_weak_cipher_ratio Share (0-1) of the TLS requests (with --count clients: distinct clients) this run read with a cipher suite judged weak (0 when it read none).
 # TYPE tlsgap_weak_cipher_ratio gauge
 tlsgap_weak_cipher_ratio 0
-# HELP tlsgap_no_forward_secrecy_ratio Share (0-1) of the TLS requests this run read with a cipher suite without forward secrecy (0 when it read none).
+# HELP tlsgap_no_forward_secrecy_ratio Share (0-1) of the TLS requests (with --count clients: distinct clients) this run read with a cipher suite without forward secrecy (0 when it read none).
 # TYPE tlsgap_no_forward_secrecy_ratio gauge
 tlsgap_no_forward_secrecy_ratio 0.25
-# HELP tlsgap_no_aead_ratio Share (0-1) of the TLS requests this run read with a cipher suite without authenticated encryption (0 when it read none).
+# HELP tlsgap_no_aead_ratio Share (0-1) of the TLS requests (with --count clients: distinct clients) this run read with a cipher suite without authenticated encryption (0 when it read none).
 # TYPE tlsgap_no_aead_ratio gauge
 tlsgap_no_aead_ratio 0.25
-# HELP tlsgap_lines_total Log lines in the input this run read.
+# HELP tlsgap_lines_total Log lines in the input this run read (with --state: read under the state file since tlsgap_state_created_timestamp_seconds).
 # TYPE tlsgap_lines_total counter
 tlsgap_lines_total 6
-# HELP tlsgap_parsed_lines_total Log lines that fit the log format, in the input this run read.
+# HELP tlsgap_parsed_lines_total Log lines that fit the log format, in the input this run read (with --state: read under the state file since tlsgap_state_created_timestamp_seconds).
 # TYPE tlsgap_parsed_lines_total counter
 tlsgap_parsed_lines_total 5
-# HELP tlsgap_malformed_lines_total Log lines that did not fit the log format, by reason, in the input this run read.
+# HELP tlsgap_malformed_lines_total Log lines that did not fit the log format, by reason, in the input this run read (with --state: read under the state file since tlsgap_state_created_timestamp_seconds).
 # TYPE tlsgap_malformed_lines_total counter
 {malformed}\
 # HELP tlsgap_unreadable_inputs Inputs this run could not read completely (missing, unreadable, truncated).
 # TYPE tlsgap_unreadable_inputs gauge
 tlsgap_unreadable_inputs 1
-# HELP tlsgap_last_processed_timestamp_seconds Unix time of the newest log line in the input this run read.
+# HELP tlsgap_last_processed_timestamp_seconds Unix time of the newest log line in the input this run read (with --state: read under the state file since tlsgap_state_created_timestamp_seconds).
 # TYPE tlsgap_last_processed_timestamp_seconds gauge
 tlsgap_last_processed_timestamp_seconds 1795000060.5
 # HELP tlsgap_run_timestamp_seconds Unix time at which tlsgap produced these figures.
@@ -539,19 +537,45 @@ tlsgap_run_timestamp_seconds 1795000123
     }
 
     #[test]
-    fn with_state_the_counters_say_since_when() {
+    fn help_texts_are_the_same_with_and_without_state_and_in_both_counting_modes() {
+        // One exporter gathers the files of several runs (one per virtual host, some
+        // under a state, some counting clients): a family's HELP must be one text, or
+        // node_exporter drops the series of the file that differs (audit of
+        // 2026-11-28).
         let (report, totals) = small_run();
-        let got = text(&report, &totals, Some(1_700_000_000.25), 1.0);
-        assert!(got.contains(
-            "# HELP tlsgap_lines_total Log lines read under the --state file since \
-             tlsgap_state_created_timestamp_seconds.\n"
-        ));
-        assert!(got.contains(
+        let helps = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| l.starts_with("# HELP "))
+                .map(str::to_string)
+                .collect()
+        };
+        let with_state = text(&report, &totals, Some(1_700_000_000.25), 1.0);
+        let without = text(&report, &totals, None, 1.0);
+        assert!(with_state.contains(
             "# TYPE tlsgap_state_created_timestamp_seconds gauge\n\
              tlsgap_state_created_timestamp_seconds 1700000000.25\n"
         ));
-        let without = text(&report, &totals, None, 1.0);
-        assert!(!without.contains("tlsgap_state_created_timestamp_seconds"));
+        assert!(!without.contains("\ntlsgap_state_created_timestamp_seconds "));
+        let mut clients = TlsAgg::new(CountMode::Clients);
+        clients.add(Some(b"10.0.0.1"), Some(b"TLSv1.2"), Some(b"AES128-SHA"));
+        let lines = LineStats::default();
+        let clients_report = clients.report(&lines, vec![]);
+        let clients_totals = Totals::of_run(&lines, Some(clients.request_totals()), None);
+        let counting_clients = text(&clients_report, &clients_totals, None, 1.0);
+        let all: Vec<String> = [&with_state, &without, &counting_clients]
+            .iter()
+            .flat_map(|t| helps(t))
+            .collect();
+        let mut by_family: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+            std::collections::BTreeMap::new();
+        for h in &all {
+            let family = h.split(' ').nth(2).unwrap_or_default();
+            by_family.entry(family).or_default().insert(h.as_str());
+        }
+        assert!(by_family.len() >= 12, "{by_family:?}");
+        for (family, texts) in &by_family {
+            assert_eq!(texts.len(), 1, "{family}: {texts:?}");
+        }
     }
 
     #[test]
@@ -581,7 +605,7 @@ tlsgap_run_timestamp_seconds 1795000123
         assert!(got.contains(
             "tlsgap_requests_total{protocol=\"TLSv1.2\",cipher=\"AES128-SHA\",verdict=\"weak\"} 2\n"
         ));
-        assert!(got.contains("Share (0-1) of the TLS clients this run read"));
+        assert!(got.contains("\ntlsgap_weak_cipher_ratio 1\n"), "{got}");
         // A report of clients alone (merge --count clients) has no request counters.
         let got = text(&report, &Totals::of_report(&report, None), None, 0.0);
         assert!(!got.contains("tlsgap_requests_total"), "{got}");

@@ -361,9 +361,11 @@ fn prom_without_state_counts_the_input_read_and_clients_stay_gauges() {
     site.append(100);
     let log = site.path("access.log");
     let text = single_run(&[&log], &[]);
-    assert!(!text.contains("tlsgap_state_created_timestamp_seconds"));
+    assert!(!text.contains("\ntlsgap_state_created_timestamp_seconds "));
     assert!(text.contains("# TYPE tlsgap_requests_total counter\n"));
-    assert!(text.contains("in the input this run read."));
+    assert!(
+        text.contains("in the input this run read (with --state: read under the state file since")
+    );
     assert_eq!(value(&text, "tlsgap_lines_total"), Some(100.0));
     promtool_accepts(test, &text);
 
@@ -423,4 +425,87 @@ fn prom_bad_labels_are_usage_errors() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The README's several-virtual-hosts setup, read by the real node_exporter: one
+/// textfile per vhost, one of them under a state, one counting clients. A family's
+/// HELP must be one text across the files, or node_exporter drops the series of the
+/// file that differs (audit of 2026-11-28: all of one vhost's request counters were
+/// gone, with "has help ... but should have ..." in its log).
+#[test]
+fn node_exporter_reads_every_vhosts_file_of_one_textfile_directory() {
+    let test = "node_exporter_reads_every_vhosts_file_of_one_textfile_directory";
+    let Some(exporter) = util::tool_ready(
+        test,
+        "prometheus-node-exporter",
+        "prometheus-node-exporter",
+        "TLSGAP_SKIP_NODE_EXPORTER",
+    ) else {
+        return;
+    };
+    let mut site = Site::new();
+    site.append(200);
+    let log = site.path("access.log");
+    let dir = site.path("textfiles");
+    fs::create_dir(&dir).unwrap();
+    let state = site.path("a.state");
+    for (vhost, extra) in [
+        ("a", vec!["--state", path_str(&state)]),
+        ("b", vec![]),
+        ("c", vec!["--count", "clients"]),
+    ] {
+        let out = dir.join(format!("vhost-{vhost}.prom"));
+        let label = format!("vhost={vhost}");
+        let mut args = vec!["--label", label.as_str(), "-o", path_str(&out)];
+        args.extend(extra);
+        single_run(&[&log], &args);
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(exporter)
+        .arg("--collector.disable-defaults")
+        .arg("--collector.textfile")
+        .arg(format!("--collector.textfile.directory={}", path_str(&dir)))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut body = String::new();
+    for _ in 0..100 {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::Read as _;
+            s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                .unwrap();
+            s.read_to_string(&mut body).unwrap();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    let o = child.wait_with_output().unwrap();
+    let log_text = String::from_utf8_lossy(&o.stderr);
+    assert!(body.contains("\nnode_textfile_scrape_error 0\n"), "{body}");
+    assert!(!log_text.contains("has help"), "{log_text}");
+    for vhost in ["a", "b", "c"] {
+        let series = body
+            .lines()
+            .filter(|l| l.starts_with("tlsgap_requests_total{"))
+            .filter(|l| l.contains(&format!("vhost=\"{vhost}\"")))
+            .count();
+        assert!(
+            series > 0,
+            "vhost {vhost}: no request counters read\n{body}\n{log_text}"
+        );
+        for family in ["tlsgap_lines_total", "tlsgap_weak_cipher_ratio"] {
+            assert!(
+                body.lines()
+                    .any(|l| l.starts_with(family) && l.contains(&format!("vhost=\"{vhost}\""))),
+                "vhost {vhost}: no {family}\n{body}\n{log_text}"
+            );
+        }
+    }
 }

@@ -204,7 +204,11 @@ pub fn generated_log(target_bytes: usize) -> Generated {
         clients: BTreeMap::new(),
         plain_clients: 0,
     };
-    let mut first_tls: HashMap<String, Option<(String, String)>> = HashMap::new();
+    // Per client, its earliest TLS request by the logged instant (seconds; a tie to
+    // the one written first), as `tls --count clients` counts it.
+    type Earliest = Option<(i64, (String, String))>;
+    let mut first_tls: HashMap<String, Earliest> = HashMap::new();
+    let offset_minutes = [0i64, 60, -210, 345];
     let mut i = 0u64;
     while g.bytes.len() < target_bytes {
         let r = next();
@@ -218,6 +222,11 @@ pub fn generated_log(target_bytes: usize) -> Generated {
         );
         let (protocol, cipher) = PAIRS[((r >> 24) % PAIRS.len() as u64) as usize];
         let ua_pad = "x".repeat(((r >> 32) % 120) as usize);
+        let instant = ((1 + (r >> 40) % 28) * 86_400
+            + (r >> 45) % 24 * 3600
+            + (r >> 50) % 60 * 60
+            + (r >> 56) % 60) as i64
+            - offset_minutes[(r % 4) as usize] * 60;
         let l = format!(
             "{client} - - [{:02}/Nov/2026:{:02}:{:02}:{:02} {}] \"GET /page/{i}?q={} HTTP/1.1\" {} {} \
              \"https://example.org/ref/{}\" \"Mozilla/5.0 (gen; {ua_pad})\" {protocol} {cipher}\n",
@@ -240,14 +249,14 @@ pub fn generated_log(target_bytes: usize) -> Generated {
         } else {
             let pair = (protocol.to_string(), cipher.to_string());
             *g.requests.entry(pair.clone()).or_default() += 1;
-            if slot.is_none() {
-                *slot = Some(pair);
+            if slot.as_ref().is_none_or(|(at, _)| instant < *at) {
+                *slot = Some((instant, pair));
             }
         }
     }
     for first in first_tls.into_values() {
         match first {
-            Some(pair) => *g.clients.entry(pair).or_default() += 1,
+            Some((_, pair)) => *g.clients.entry(pair).or_default() += 1,
             None => g.plain_clients += 1,
         }
     }
