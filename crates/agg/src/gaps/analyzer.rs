@@ -384,6 +384,10 @@ impl Shared {
             }
             (None, None) => return None,
         };
+        if clock != Clock::Relative {
+            input.stamps += 1;
+            input.fractional |= ns.rem_euclid(1_000_000_000) != 0;
+        }
         match input.clock {
             None => input.clock = Some(clock),
             Some(c) if c != clock => {

@@ -9,7 +9,27 @@ impl Shared {
     pub(super) fn report(mut self) -> GapsReport {
         self.align_days();
         let mut notes = BTreeSet::new();
-        let intervals = std::mem::take(&mut self.intervals);
+        let mut intervals = std::mem::take(&mut self.intervals);
+        // An input whose stamps are whole seconds (`strace -t`, `precision:s`) cannot
+        // measure a gap: a 0.25 s bcrypt check reads as 0 or 1 s, two of three vanish
+        // and the third is fitted to the wrong cost (audit of 2026-11-28). Its
+        // intervals are left out, and a note names it.
+        let coarse: Vec<bool> = self
+            .inputs
+            .iter()
+            .map(|i| i.stamps >= 2 && !i.fractional)
+            .collect();
+        if coarse.contains(&true) {
+            intervals.retain(|iv| !coarse.get(iv.input as usize).copied().unwrap_or(false));
+            for (input, _) in self.inputs.iter().zip(&coarse).filter(|(_, &c)| c) {
+                notes.insert(format!(
+                    "{}: its stamps are whole seconds (strace -t, or --timestamps with \
+                     precision:s): no gap can be measured from them (a 0.25 s wait reads \
+                     as 0 or 1 s), so none is reported; run strace with -tt or -ttt",
+                    input.name
+                ));
+            }
+        }
         let mut unresolved = 0u64;
         let mut all: Vec<(Gap, bool)> = Vec::with_capacity(intervals.len());
         for iv in &intervals {

@@ -353,6 +353,10 @@ pub(super) struct InputState {
     pub(super) clock: Option<Clock>,
     pub(super) mixed_clock: bool,
     pub(super) relative_under_ff: bool,
+    /// Absolute stamps read, and whether any had a fraction of a second: none in
+    /// many means whole seconds (`-t`, `precision:s`), too coarse to measure a gap.
+    pub(super) stamps: u64,
+    pub(super) fractional: bool,
     pub(super) day: i64,
     pub(super) rollovers: u32,
     pub(super) last_tod: Option<u64>,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{self, assert_code, json};
+use crate::util::{self, assert_code, json, stderr};
 
 fn gaps_json(dir: &Path, files: &[String]) -> Value {
     gaps_json_with(dir, files, &[])
@@ -397,4 +397,50 @@ fn a_time_window_splits_the_gaps_of_ttt_traces() {
         .to_string();
     let zoned = gaps(&["--since", &local, "--tz", "+02:00"]);
     assert_eq!(starts(&zoned, "gaps"), starts(&after, "gaps"));
+}
+
+/// Stamps of whole seconds (`strace -t`) cannot measure a gap: the real strace on a
+/// program that computes for 0.3 s three times, once with `-tt` (three gaps of about
+/// 0.3 s) and once with `-t`, from which no gap is reported and a note names the file
+/// (audit of 2026-11-28: three bcrypt checks of 0.25 s read as one of 1.000 s, fitted
+/// to the wrong cost, and a CPU gap that never happened).
+#[test]
+fn whole_second_stamps_measure_no_gap_and_say_so() {
+    if !util::server_test_enabled(
+        "whole_second_stamps_measure_no_gap_and_say_so",
+        &["strace", "python3"],
+        "strace python3",
+    ) {
+        return;
+    }
+    let dir = util::tempdir();
+    let program = "import time\n\
+        for _ in range(3):\n\
+        \x20   end = time.monotonic() + 0.3\n\
+        \x20   while time.monotonic() < end:\n\
+        \x20       pass\n\
+        \x20   print(flush=True)\n";
+    for stamps in ["-tt", "-t"] {
+        let o = std::process::Command::new("strace")
+            .args(["-f", stamps, "-T", "-o"])
+            .arg(dir.path().join(format!("trace{stamps}")))
+            .args(["python3", "-c", program])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let fine = gaps_json(dir.path(), &["trace-tt".to_string()]);
+    let near = list(&fine, "gaps")
+        .iter()
+        .filter(|g| (0.25..0.6).contains(&f(g, "seconds")))
+        .count();
+    assert!(near >= 3, "-tt: {fine}");
+    let coarse = gaps_json(dir.path(), &["trace-t".to_string()]);
+    assert!(list(&coarse, "gaps").is_empty(), "-t: {coarse}");
+    assert!(list(&coarse, "blocked").is_empty(), "-t: {coarse}");
+    let notes = coarse["notes"].to_string();
+    assert!(
+        notes.contains("trace-t: its stamps are whole seconds"),
+        "{notes}"
+    );
 }
