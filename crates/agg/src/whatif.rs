@@ -1606,8 +1606,11 @@ fn judge(policy: &Policy, protocol: &str, cipher: &str) -> Judged {
     let (decision, reason) = policy.explain(protocol, cipher);
     let why = reason.and_then(|r| {
         let p = Protocol::parse(protocol)?;
-        let suite = catalogue::lookup(protocol, cipher)?;
-        Some(policy.describe(r, p, suite))
+        match catalogue::lookup(protocol, cipher) {
+            Some(suite) => Some(policy.describe(r, p, suite)),
+            // A suite the catalogue does not know, on a protocol the policy refuses.
+            None => policy.describe_protocol(r, p),
+        }
     });
     Judged {
         decision,

@@ -927,7 +927,13 @@ impl Policy {
                 let reason = self.judge(p, suite);
                 (decision_of(reason), reason)
             }
-            None => (Decision::Unknown, None),
+            // A suite the catalogue does not know, on a protocol this policy turns off:
+            // refused whatever the suite (audit of 2026-11-28: `TLSv1 FOO` was
+            // "undecided" under a TLS 1.2+ policy, not counted as refused).
+            None => match self.judge_protocol(p) {
+                Some(reason) => (decision_of(Some(reason)), Some(reason)),
+                None => (Decision::Unknown, None),
+            },
         }
     }
 
@@ -939,6 +945,12 @@ impl Policy {
     /// Why this policy refuses `suite` under `protocol` (the first reason OpenSSL meets),
     /// or `None` when the handshake would succeed.
     pub fn judge(&self, protocol: Protocol, suite: &Suite) -> Option<Reason> {
+        self.judge_protocol(protocol)
+            .or_else(|| self.judge_suite(protocol, suite))
+    }
+
+    /// Why this policy refuses every handshake of `protocol`, whatever the suite.
+    fn judge_protocol(&self, protocol: Protocol) -> Option<Reason> {
         if !self.configured_protocols.contains(&protocol) {
             return Some(Reason::ProtocolNotEnabled);
         }
@@ -948,28 +960,20 @@ impl Policy {
             }
             return Some(Reason::ProtocolSecurityLevel);
         }
-        self.judge_suite(protocol, suite)
+        None
     }
 
-    /// A sentence for `reason` about `suite` under `protocol` under this policy. It does
-    /// not repeat the suite's name, so that rows refused for the same cause share it.
-    pub fn describe(&self, reason: Reason, protocol: Protocol, suite: &Suite) -> String {
+    /// A sentence for a `reason` that refuses all of `protocol` whatever the suite
+    /// (`None` for a reason about the suite).
+    pub fn describe_protocol(&self, reason: Reason, protocol: Protocol) -> Option<String> {
         let level = self.seclevel.unwrap_or(0);
-        let (proto_directive, cipher_directive) = match self.source {
-            Source::Apache => ("SSLProtocol", "SSLCipherSuite"),
-            Source::Nginx => ("ssl_protocols", "ssl_ciphers"),
-            Source::Mozilla => ("the profile", "the profile"),
-            Source::OpenSsl => ("the protocols", "the cipher string"),
+        let proto_directive = match self.source {
+            Source::Apache => "SSLProtocol",
+            Source::Nginx => "ssl_protocols",
+            Source::Mozilla => "the profile",
+            Source::OpenSsl => "the protocols",
         };
-        let cipher_directive = if suite.min_protocol == Protocol::TlsV1_3 {
-            match self.source {
-                Source::Apache | Source::Nginx | Source::OpenSsl => self.listed13_origin.as_str(),
-                Source::Mozilla => "the profile",
-            }
-        } else {
-            cipher_directive
-        };
-        match reason {
+        Some(match reason {
             Reason::ProtocolNotEnabled => {
                 format!("{} is not enabled ({proto_directive})", protocol.as_str())
             }
@@ -984,6 +988,32 @@ impl Policy {
             Reason::ProtocolSecurityLevel => {
                 format!("security level {level} refuses {}", protocol.as_str())
             }
+            _ => return None,
+        })
+    }
+
+    /// A sentence for `reason` about `suite` under `protocol` under this policy. It does
+    /// not repeat the suite's name, so that rows refused for the same cause share it.
+    pub fn describe(&self, reason: Reason, protocol: Protocol, suite: &Suite) -> String {
+        if let Some(why) = self.describe_protocol(reason, protocol) {
+            return why;
+        }
+        let level = self.seclevel.unwrap_or(0);
+        let cipher_directive = match self.source {
+            Source::Apache => "SSLCipherSuite",
+            Source::Nginx => "ssl_ciphers",
+            Source::Mozilla => "the profile",
+            Source::OpenSsl => "the cipher string",
+        };
+        let cipher_directive = if suite.min_protocol == Protocol::TlsV1_3 {
+            match self.source {
+                Source::Apache | Source::Nginx | Source::OpenSsl => self.listed13_origin.as_str(),
+                Source::Mozilla => "the profile",
+            }
+        } else {
+            cipher_directive
+        };
+        match reason {
             Reason::SuiteNotForProtocol => {
                 format!("suite cannot be negotiated under {}", protocol.as_str())
             }
@@ -1003,6 +1033,10 @@ impl Policy {
                  handshake (no ciphers enabled for max supported SSL/TLS version)",
                 self.listed13_origin
             ),
+            // Said by `describe_protocol` above.
+            Reason::ProtocolNotEnabled
+            | Reason::ProtocolNotInOpenssl3
+            | Reason::ProtocolSecurityLevel => format!("{} refused", protocol.as_str()),
         }
     }
 }

@@ -212,9 +212,10 @@ fn apache_directives_inline_and_from_a_file() {
     assert_code(&o, 0);
     let v = json(&o);
     assert_eq!(v["policy"]["name"], "nginx");
+    // TLS 1.2 is off: its FOO-BAR request is refused too, whatever the suite.
     assert_eq!(
-        v["requests"]["refused"], 5,
-        "every TLS 1.0-1.2 request but FOO-BAR"
+        v["requests"]["refused"], 6,
+        "every TLS 1.0-1.2 request, FOO-BAR's included"
     );
 }
 
@@ -806,6 +807,47 @@ fn groups_that_need_openssl_3_5_are_named_as_the_real_nginx_refuses_them() {
             old && flagged,
             "{list} ({version}): nginx -t {}",
             stderr(&t)
+        );
+    }
+}
+
+/// A suite the catalogue does not know, on a protocol the policy turns off, is refused
+/// whatever the suite: the protocol alone decides (audit of 2026-11-28: `TLSv1 FOO`
+/// and `SSLv3 BAR` under a TLS 1.2+ profile were "undecided", not counted, and the
+/// headline said "would refuse 0 of 3"). On a protocol the policy allows, an unknown
+/// suite stays undecided.
+#[test]
+fn unknown_suites_on_a_refused_protocol_are_refused() {
+    let dir = util::tempdir();
+    let s = [
+        line("10.0.0.1", CHROME, "TLSv1", "FOO-UNKNOWN-CIPHER"),
+        line("10.0.0.2", CHROME, "SSLv3", "BAR"),
+        line("10.0.0.3", CHROME, "TLSv1.3", "TLS_AES_128_GCM_SHA256"),
+        line("10.0.0.4", CHROME, "TLSv1.2", "BAZ-UNKNOWN"),
+    ]
+    .concat();
+    let log = util::write(dir.path(), "unk.log", s.as_bytes());
+    for policy in ["mozilla-intermediate", "mozilla-modern"] {
+        let o = whatif(policy, &log, "json");
+        assert_code(&o, 0);
+        let v = json(&o);
+        let tls12_allowed = policy == "mozilla-intermediate";
+        assert_eq!(
+            v["requests"]["refused"].as_u64(),
+            Some(if tls12_allowed { 2 } else { 3 }),
+            "{policy}: {v}"
+        );
+        assert_eq!(
+            v["undecided_requests"].as_u64(),
+            Some(u64::from(tls12_allowed)),
+            "{policy}"
+        );
+        let row = find_cipher_row(&v, "TLSv1", "FOO-UNKNOWN-CIPHER").unwrap();
+        assert_eq!(row["decision"], "refused_protocol", "{row}");
+        assert_eq!(row["reason"], "protocol_not_enabled", "{row}");
+        assert!(
+            row["why"].as_str().is_some_and(|w| w.contains("TLSv1")),
+            "{row}"
         );
     }
 }
