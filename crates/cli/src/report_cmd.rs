@@ -83,9 +83,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         .chain(traces.iter().cloned())
         .chain(htpasswd.iter().cloned())
         .collect();
+    let state = log.opts.state.as_ref().map(|s| s.path.as_path());
     crate::run::refuse_clobber(
         &read,
-        &[("--html", html.as_deref()), ("-o", log.output.as_deref())],
+        &[
+            ("--html", html.as_deref()),
+            ("-o", log.output.as_deref()),
+            ("--state", state),
+            ("--invalid-lines", log.opts.invalid_lines.as_deref()),
+        ],
     )?;
     if let (Some(h), Some(o)) = (&html, &log.output) {
         if h == o {

@@ -20,21 +20,50 @@ pub fn file_id(path: &Path) -> Option<(u64, u64)> {
     meta.is_file().then(|| (meta.dev(), meta.ino()))
 }
 
+/// Which file an output names: an existing regular file by device and inode, a file
+/// not made yet by its directory (resolved) and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OutputId {
+    File((u64, u64)),
+    New(std::path::PathBuf),
+}
+
+fn output_id(path: &Path) -> Option<OutputId> {
+    if let Some(id) = file_id(path) {
+        return Some(OutputId::File(id));
+    }
+    if path.exists() {
+        // A device, a FIFO, a directory: not a file one output would replace.
+        return None;
+    }
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(OutputId::New(std::fs::canonicalize(dir).ok()?.join(name)))
+}
+
 /// Refuse when an output (`(flag, path)`, e.g. `("-o", ...)`) is one of the `inputs`
-/// or another output. Outputs that are not regular files yet (new files, devices,
-/// FIFOs) clash with nothing.
+/// or another output, whether it exists yet or not (audit of 2026-11-28: `--state X
+/// -o X` left the state's JSON in the Prometheus file). Devices and FIFOs clash with
+/// nothing.
 pub fn check(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<()> {
     let ids: Vec<(&Path, (u64, u64))> = inputs
         .iter()
         .filter_map(|p| file_id(p).map(|id| (*p, id)))
         .collect();
-    let mut seen: Vec<(&str, &Path, (u64, u64))> = Vec::new();
+    let mut seen: Vec<(&str, &Path, OutputId)> = Vec::new();
     for &(flag, out) in outputs {
         if out.as_os_str() == "-" {
             continue;
         }
-        let Some(id) = file_id(out) else { continue };
-        if let Some((input, _)) = ids.iter().find(|(_, i)| *i == id) {
+        let Some(id) = output_id(out) else { continue };
+        let existing = match &id {
+            OutputId::File(f) => Some(*f),
+            OutputId::New(_) => None,
+        };
+        if let Some((input, _)) = ids.iter().find(|(_, i)| Some(*i) == existing) {
             let shown = if input.as_os_str() == "-" {
                 "standard input".to_string()
             } else {

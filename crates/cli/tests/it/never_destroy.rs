@@ -784,3 +784,76 @@ fn a_latin1_file_name_is_opened_and_shown_escaped() {
         stdout(&o)
     );
 }
+
+/// Two outputs of one run naming the same file are refused before anything is
+/// written, whether the file exists yet or not, however it is spelt (audit of
+/// 2026-11-28: `--state X -o X` left the state's JSON in the Prometheus file, which
+/// node_exporter rejects; `--invalid-lines Y -o Y` lost the malformed lines;
+/// `report --state P --html P` replaced the page with the state).
+#[test]
+fn two_outputs_naming_one_file_are_refused_before_anything_is_written() {
+    let dir = tempdir();
+    let log = write(dir.path(), "access.log", lines(0, 5).as_bytes());
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let same = |name: &str| (dir.path().join(name), sub.join("..").join(name));
+    let (prom, prom_again) = same("tlsgap.prom");
+    let (bad, bad_again) = same("bad.txt");
+    let (page, page_again) = same("page.html");
+    let runs: [Vec<&std::ffi::OsStr>; 3] = [
+        vec![
+            "tls".as_ref(),
+            "--format".as_ref(),
+            "prom".as_ref(),
+            "--state".as_ref(),
+            prom.as_os_str(),
+            "-o".as_ref(),
+            prom_again.as_os_str(),
+        ],
+        vec![
+            "tls".as_ref(),
+            "--invalid-lines".as_ref(),
+            bad.as_os_str(),
+            "-o".as_ref(),
+            bad_again.as_os_str(),
+        ],
+        vec![
+            "report".as_ref(),
+            "--state".as_ref(),
+            page.as_os_str(),
+            "--html".as_ref(),
+            page_again.as_os_str(),
+        ],
+    ];
+    for args in runs {
+        let o = bin().args(&args).arg(&log).output().unwrap();
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains("are the same file"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    for p in [&prom, &bad, &page] {
+        assert!(!p.exists(), "{} written", p.display());
+    }
+    // Existing files too: the state of a run made first.
+    let o = bin()
+        .args(["tls", "--format", "prom", "--state"])
+        .arg(&prom)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let before = std::fs::read(&prom).unwrap();
+    let o = bin()
+        .args(["tls", "--format", "prom", "--state"])
+        .arg(&prom)
+        .arg("-o")
+        .arg(&prom_again)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert_eq!(std::fs::read(&prom).unwrap(), before);
+}
