@@ -195,15 +195,38 @@ pub fn clap_error_exit(err: clap::Error) -> ExitCode {
     let is_check = std::env::args_os().nth(1).is_some_and(|a| a == "check");
     let _ = err.print();
     if is_check && err.use_stderr() {
+        // Nagios and Icinga show the plugin's standard output: a status line there
+        // too, not only clap's message on standard error (audit of 2026-11-28).
+        println!("{}", usage_status_line(&err.to_string()));
         ExitCode::from(State::Unknown.exit_code())
     } else {
         ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
     }
 }
 
+/// The output of a usage error: a short status line, then (the plugin's long text)
+/// clap's first line without its `error: ` head, cleaned for the status output.
+fn usage_status_line(message: &str) -> String {
+    let first = message.lines().next().unwrap_or_default();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    format!(
+        "TLSGAP UNKNOWN - usage error (tlsgap check --help)\n{}",
+        clean(first)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_usage_error_is_one_status_line() {
+        assert_eq!(
+            usage_status_line("error: unexpected argument '--bogus' found\n\nUsage: ..."),
+            "TLSGAP UNKNOWN - usage error (tlsgap check --help)\n\
+             unexpected argument '--bogus' found"
+        );
+    }
 
     #[test]
     fn outside_text_cannot_break_the_status_line() {

@@ -339,6 +339,22 @@ fn usage_errors_are_unknown_for_check_only() {
         let o = check(&[&args[..], &[path_str(&f)]].concat());
         assert_eq!(code(&o), 3, "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).is_empty(), "clap explains {args:?}");
+        // And the monitoring system, which shows standard output, gets a status
+        // line and what was wrong as its long text (audit of 2026-11-28: it got
+        // nothing).
+        let l = status(&o, "UNKNOWN", 3);
+        let lines: Vec<&str> = l.lines().collect();
+        assert_eq!(
+            lines.first().copied(),
+            Some("TLSGAP UNKNOWN - usage error (tlsgap check --help)"),
+            "{args:?}: {l}"
+        );
+        assert_eq!(lines.len(), 2, "{args:?}: {l}");
+        let flag = args[0].trim_start_matches('-');
+        assert!(
+            lines[1].contains(flag) || lines[1].contains("argument"),
+            "the long text says what was wrong: {l}"
+        );
     }
     // warn above crit is caught after parsing, with a status line.
     let o = check(&["--legacy-warn", "0.2", "--legacy-crit", "0.1", path_str(&f)]);
