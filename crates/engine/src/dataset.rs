@@ -38,11 +38,47 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::{bail, Context, Result};
-use polars::prelude::{BatchedWriter, DataFrame, KeyValueMetadata, ParquetWriter, Schema};
+use polars::prelude::{
+    BatchedWriter, DataFrame, KeyValueMetadata, ParquetReader, ParquetWriter, Schema, SerReader,
+};
 use tlsgap_parser::time::civil_from_days;
 
 /// A partition: days since 1970-01-01 in the log's offset, or `None` (no time).
 pub type Day = Option<i64>;
+
+/// Which of this host's earlier rows of a day a run keeps when it writes that day: a
+/// run stands for the lines it read, and only those.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Keep {
+    /// None: the run read every line of its inputs (no window, no `--state` continued),
+    /// so its rows of a day are all the host has of it.
+    #[default]
+    Nothing,
+    /// The rows whose time is outside `[since, until)` (µs since the epoch; `None`:
+    /// unbounded), and those without a time: the run read only its window's lines.
+    /// A window in another zone than the log's offset covers parts of two dated days
+    /// (a nightly `--since yesterday --until today --tz Europe/Sofia` over a log in
+    /// UTC: 2 hours of the day before), whose other rows must stay.
+    Outside {
+        since: Option<i64>,
+        until: Option<i64>,
+    },
+    /// All of them: the run read only what came after the last run (`--state`).
+    All,
+}
+
+impl Keep {
+    /// Whether a row of `time` (µs since the epoch; `None`: no time) is kept.
+    fn keeps(self, time: Option<i64>) -> bool {
+        match self {
+            Keep::Nothing => false,
+            Keep::All => true,
+            Keep::Outside { since, until } => {
+                time.is_none_or(|t| since.is_some_and(|s| t < s) || until.is_some_and(|u| t >= u))
+            }
+        }
+    }
+}
 
 /// Rows per part file before the next part is started.
 pub const PART_ROWS: usize = 4 << 20;
@@ -105,6 +141,24 @@ pub fn file_metadata() -> KeyValueMetadata {
             env!("CARGO_PKG_VERSION").to_string(),
         ),
     ])
+}
+
+/// The schema version in a file's key-value metadata (none: written before versions
+/// were recorded, which is version 1), refused when newer than this tlsgap reads.
+pub(crate) fn check_schema_version(kv: &[(&str, Option<&str>)]) -> Result<()> {
+    let value = |key: &str| kv.iter().find(|e| e.0 == key).and_then(|e| e.1);
+    let Some(v) = value(SCHEMA_VERSION_KEY) else {
+        return Ok(());
+    };
+    match v.trim().parse::<u32>() {
+        Ok(n) if n <= SCHEMA_VERSION => Ok(()),
+        _ => bail!(
+            "written with dataset schema version {v:?} (by tlsgap {}); this tlsgap {} reads \
+             versions up to {SCHEMA_VERSION}: read it with a newer tlsgap",
+            value(WRITER_VERSION_KEY).unwrap_or("?"),
+            env!("CARGO_PKG_VERSION")
+        ),
+    }
 }
 
 /// `host=HOST` (`host` already sanitized).
@@ -235,6 +289,9 @@ pub struct Written {
     pub days: Vec<(String, u64)>,
     /// Old parts of this host that were replaced or removed.
     pub replaced: usize,
+    /// Rows of those parts written again into the new ones ([`Keep`]), and why.
+    pub kept: u64,
+    pub keep: Keep,
 }
 
 impl std::fmt::Display for Written {
@@ -248,7 +305,22 @@ impl std::fmt::Display for Written {
             self.host
         )?;
         if self.replaced > 0 {
-            write!(f, " ({} earlier part(s) replaced)", self.replaced)?;
+            write!(f, " ({} earlier part(s) replaced", self.replaced)?;
+            match self.keep {
+                Keep::Nothing => {}
+                Keep::Outside { .. } => write!(
+                    f,
+                    ", keeping {} of their rows, outside this run's time window",
+                    self.kept
+                )?,
+                Keep::All => write!(
+                    f,
+                    ", keeping their {} rows: this run added the lines new since the last \
+                     (--state)",
+                    self.kept
+                )?,
+            }
+            write!(f, ")")?;
         }
         Ok(())
     }
@@ -263,6 +335,8 @@ pub struct DatasetWriter {
     part_rows: usize,
     days: BTreeMap<Day, DayParts>,
     committed: bool,
+    keep: Keep,
+    kept: u64,
 }
 
 impl std::fmt::Debug for DatasetWriter {
@@ -298,7 +372,16 @@ impl DatasetWriter {
             part_rows: part_rows.max(1),
             days: BTreeMap::new(),
             committed: false,
+            keep: Keep::Nothing,
+            kept: 0,
         })
+    }
+
+    /// Keep `keep` of this host's earlier rows of each day the run writes (written
+    /// into the new parts first, in their order, before the run's rows).
+    pub fn keeping(mut self, keep: Keep) -> DatasetWriter {
+        self.keep = keep;
+        self
     }
 
     /// Add rows of one day (in input order).
@@ -306,12 +389,125 @@ impl DatasetWriter {
         if df.height() == 0 {
             return Ok(());
         }
-        let parts = self.days.entry(day).or_default();
+        if let std::collections::btree_map::Entry::Vacant(e) = self.days.entry(day) {
+            e.insert(DayParts::default());
+            self.carry_over(day)?;
+        }
+        self.add(day, df)
+    }
+
+    /// Add rows to a day's parts.
+    fn add(&mut self, day: Day, df: DataFrame) -> Result<()> {
+        let Some(parts) = self.days.get_mut(&day) else {
+            return Ok(());
+        };
         parts.rows += df.height() as u64;
         if parts.pending.push(df)? {
             self.flush(day)?;
         }
         Ok(())
+    }
+
+    /// This host's earlier parts of `day`, in order: the `host=` layout's by number,
+    /// then the older layout's.
+    fn old_parts(&self, day: Day) -> Result<Vec<PathBuf>> {
+        let day_path = self.root.join(day_dir(day));
+        let dir = day_path.join(host_dir(&self.host));
+        let number = |name: &str| -> u64 {
+            name.trim_end_matches(".parquet")
+                .rsplit('-')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(u64::MAX)
+        };
+        let mut paths = Vec::new();
+        for d in [&dir, &day_path] {
+            let mut names: Vec<String> = list_names(d)?
+                .into_iter()
+                .filter(|n| is_part_of(n, &self.host))
+                .collect();
+            names.sort_by_key(|n| (number(n), n.clone()));
+            paths.extend(names.into_iter().map(|n| d.join(n)));
+        }
+        Ok(paths)
+    }
+
+    /// Write the rows of this host's earlier parts of `day` that the run does not
+    /// stand for ([`Keep`]) into its new parts, before its own rows.
+    fn carry_over(&mut self, day: Day) -> Result<()> {
+        if self.keep == Keep::Nothing {
+            return Ok(());
+        }
+        for path in self.old_parts(day)? {
+            let shown = path.display().to_string();
+            let why = match self.keep {
+                Keep::All => "--state",
+                _ => "--since/--until",
+            };
+            let context = || {
+                format!(
+                    "{shown}: reading this host's earlier rows of the day, which this run \
+                     ({why}) does not replace"
+                )
+            };
+            let mut file = File::open(&path).with_context(context)?;
+            let mut reader = ParquetReader::new(&mut file);
+            let metadata = reader.get_metadata().with_context(context)?.clone();
+            let kv: Vec<(&str, Option<&str>)> = metadata
+                .key_value_metadata()
+                .iter()
+                .flatten()
+                .map(|e| (e.key.as_str(), e.value.as_deref()))
+                .collect();
+            check_schema_version(&kv).with_context(context)?;
+            let mut start = 0usize;
+            for rg in metadata.row_groups.iter().map(|rg| rg.num_rows()) {
+                if rg == 0 {
+                    continue;
+                }
+                let mut reader = ParquetReader::new(&mut file)
+                    .with_slice(Some((start, rg)))
+                    .read_parallel(polars::prelude::ParallelStrategy::None);
+                reader.set_metadata(metadata.clone());
+                let df = reader.finish().with_context(context)?;
+                start += rg;
+                let same = df.width() == self.schema.len()
+                    && df
+                        .schema()
+                        .iter()
+                        .zip(self.schema.iter())
+                        .all(|(a, b)| a == b);
+                if !same {
+                    bail!(
+                        "{shown}: this host's earlier part of the day has other columns \
+                         (another log format?); this run reads only part of the day ({why}), \
+                         so it can neither replace that part nor add to it: export the whole \
+                         day without {why}, or remove the part"
+                    );
+                }
+                let df = self.kept_rows(df).with_context(context)?;
+                self.kept += df.height() as u64;
+                self.add(day, df)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows of `df` that [`DatasetWriter::keep`] keeps.
+    fn kept_rows(&self, df: DataFrame) -> Result<DataFrame> {
+        if self.keep == Keep::All {
+            return Ok(df);
+        }
+        let time = df
+            .column("time")
+            .context("column time")?
+            .datetime()
+            .context("column time is not a timestamp")?
+            .physical()
+            .iter()
+            .map(|t| self.keep.keeps(t))
+            .collect::<polars::prelude::BooleanChunked>();
+        Ok(df.filter(&time)?)
     }
 
     fn flush(&mut self, day: Day) -> Result<()> {
@@ -368,6 +564,8 @@ impl DatasetWriter {
             host: self.host.clone(),
             days: Vec::new(),
             replaced: 0,
+            kept: self.kept,
+            keep: self.keep,
         };
         for (&day, parts) in &self.days {
             let day_path = self.root.join(day_dir(day));

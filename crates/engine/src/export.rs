@@ -736,6 +736,21 @@ pub fn run_dataset(run: &RunOptions, target: &DatasetTarget) -> Result<ExportOut
         })?;
     let mut bad = BadLineSink::new(run)?;
     let window = prepared.window;
+    // What of this host's earlier rows of a day the run does not stand for: a run
+    // that continues a `--state` read only the new lines, a window only its lines
+    // (audit: each stood for whole days, and replaced them with part of them).
+    let continued = prepared
+        .state
+        .as_ref()
+        .is_some_and(|(session, _)| !session.state().inputs.is_empty());
+    let keep = match window.filter(|w| !w.is_all()) {
+        _ if continued => dataset::Keep::All,
+        Some(w) => dataset::Keep::Outside {
+            since: w.since,
+            until: w.until,
+        },
+        None => dataset::Keep::Nothing,
+    };
     let job = ExportJob {
         lines: LineLoop::new(&format, window.as_ref(), &bad),
         schema: schema.clone(),
@@ -748,7 +763,8 @@ pub fn run_dataset(run: &RunOptions, target: &DatasetTarget) -> Result<ExportOut
     };
     let empty = FrameBuilder::new(&schema, 0).finish()?;
     let writer =
-        dataset::DatasetWriter::new(&target.dir, &target.host, empty.schema().as_ref().clone())?;
+        dataset::DatasetWriter::new(&target.dir, &target.host, empty.schema().as_ref().clone())?
+            .keeping(keep);
     let mut sink = RowSink::Dataset(Box::new(writer));
     let summary = lines::run_job(run, prepared, &job, &mut bad, |_, p| {
         match (&mut sink, p.rows) {

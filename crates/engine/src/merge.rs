@@ -29,7 +29,7 @@ use tlsgap_agg::distinct::{Budget, Hll};
 use tlsgap_agg::trend::TrendCounter;
 use tlsgap_agg::{ClientKey, CountMode, InputReport, LineStats, Rows, TlsAgg, TlsReport};
 
-use crate::dataset::{SCHEMA_VERSION, SCHEMA_VERSION_KEY, WRITER_VERSION_KEY};
+use crate::dataset::check_schema_version;
 use crate::window::{period_key, Period, Window, Zone};
 use crate::{bail, Context, Notes, Result};
 
@@ -177,8 +177,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// The Parquet files the arguments name, sorted and without duplicates.
-fn find_files(args: &[String]) -> Result<Vec<PathBuf>> {
+/// The Parquet files the arguments name, sorted by their canonical paths, each file
+/// once however often and however it was named (`ds ./ds`, an absolute path, a
+/// symlink, a hard link, a glob inside a directory also given: audit of 2026-11-28,
+/// such a file was counted twice); with how many names were dropped so.
+fn find_files(args: &[String]) -> Result<(Vec<PathBuf>, usize)> {
     let mut files = Vec::new();
     for arg in args {
         let path = Path::new(arg);
@@ -205,9 +208,26 @@ fn find_files(args: &[String]) -> Result<Vec<PathBuf>> {
             bail!("{}: no such file or directory", arg);
         }
     }
-    files.sort();
-    files.dedup();
-    Ok(files)
+    let mut named: Vec<(PathBuf, PathBuf)> =
+        files.into_iter().map(|f| (fs_canonical(&f), f)).collect();
+    named.sort();
+    let given = named.len();
+    named.dedup_by(|a, b| a.0 == b.0);
+    let mut seen = std::collections::HashSet::new();
+    named.retain(|(canonical, _)| match std::fs::metadata(canonical) {
+        Ok(m) => {
+            use std::os::unix::fs::MetadataExt;
+            seen.insert((m.dev(), m.ino()))
+        }
+        Err(_) => true,
+    });
+    let dropped = given - named.len();
+    Ok((named.into_iter().map(|(_, f)| f).collect(), dropped))
+}
+
+/// `path` made absolute with symlinks resolved (as given when that fails).
+fn fs_canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// A logged (protocol, cipher) pair; `None` is an absent value.
@@ -432,24 +452,6 @@ impl Visit for TlsVisit<'_> {
 /// Whether a file's clients were keyed by address alone though `addr+ua` was asked.
 type ByAddressOnly = bool;
 
-/// The schema version in a file's key-value metadata (none: written before versions
-/// were recorded, which is version 1), refused when newer than this tlsgap reads.
-fn check_schema_version(kv: &[(&str, Option<&str>)]) -> Result<()> {
-    let value = |key: &str| kv.iter().find(|e| e.0 == key).and_then(|e| e.1);
-    let Some(v) = value(SCHEMA_VERSION_KEY) else {
-        return Ok(());
-    };
-    match v.trim().parse::<u32>() {
-        Ok(n) if n <= SCHEMA_VERSION => Ok(()),
-        _ => bail!(
-            "written with dataset schema version {v:?} (by tlsgap {}); this tlsgap {} reads \
-             versions up to {SCHEMA_VERSION}: read it with a newer tlsgap",
-            value(WRITER_VERSION_KEY).unwrap_or("?"),
-            env!("CARGO_PKG_VERSION")
-        ),
-    }
-}
-
 /// Visit the rows of one file; returns the rows read.
 fn read_file(
     path: &Path,
@@ -642,7 +644,13 @@ pub struct Scanned {
 /// row inside the window to `visit`, file by file in path order. Errors: nothing
 /// found, nothing readable.
 pub fn scan(opts: &MergeOptions, visit: &mut dyn Visit, notes: &Notes) -> Result<Scanned> {
-    let mut files = find_files(&opts.paths)?;
+    let (mut files, twice) = find_files(&opts.paths)?;
+    if twice > 0 {
+        notes.warn(format!(
+            "{twice} Parquet file name(s) named a file already found (the same path spelt \
+             twice, a symlink, overlapping arguments): each file is read once"
+        ));
+    }
     if opts.since_date.is_some() || opts.until_date.is_some() {
         files.retain(|f| match partition_date(f) {
             Some(Some(d)) => {

@@ -601,3 +601,227 @@ fn client_key_means_the_same_on_every_command() {
     assert_eq!(totals[0], totals[1]);
     assert!(totals[2] < totals[1], "{totals:?}");
 }
+
+/// `tls --format json` of `log` with `extra`, comparable with `merge`'s.
+fn tls_of(log: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["--log-format", "combinedssl"];
+    args.extend_from_slice(extra);
+    args.push(util::path_str(log));
+    let (v, o) = util::tls_json(&args);
+    assert_code(&o, 0);
+    comparable(v)
+}
+
+/// `export --partition-by date` of `log` into `dataset` as host `web1`, with `extra`;
+/// its standard error.
+fn export_with(dataset: &Path, log: &Path, extra: &[&str]) -> String {
+    let o = tlsgap()
+        .args(["export", "--format", "parquet", "--partition-by", "date"])
+        .args(["--host", "web1", "--log-format", "combinedssl", "-j", "2"])
+        .args(extra)
+        .arg("-o")
+        .arg(dataset)
+        .arg(log)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    stderr(&o)
+}
+
+/// A run stands for the lines it read, and only those (audit of 2026-11-28: the
+/// README's nightly recipe, `--since yesterday --until today --tz ZONE`, over a log
+/// written in other offsets than ZONE's, covers parts of two dated days, and each
+/// night replaced the day before's part with the two hours of it in its window: 120
+/// rows lost a day; an export continuing a `--state` replaced a day's part with the
+/// lines new since the last run). Both now keep the rest of the host's rows of those
+/// days, so that after every night `merge` says what `tls` says of the whole log.
+#[test]
+fn windowed_and_state_exports_keep_the_rows_of_their_days_they_did_not_read() {
+    let tmp = util::tempdir();
+    let dir = tmp.path();
+    // 30 000 lines, 4 s apart from 2026-11-20T00:00Z, in four offsets: dated
+    // 2026-11-19 to 2026-11-21 in the log's own offsets.
+    let all = generate(30_000);
+    let refs: Vec<&Line> = all.iter().collect();
+    let log = write_lines(dir, "access.log", &refs);
+    let whole = tls_of(&log, &[]);
+
+    // Nightly, Sofia time (UTC+2 in November): each window takes parts of two or
+    // three dated days.
+    let dataset = dir.join("nightly");
+    let nights = [("2026-11-20", "2026-11-21"), ("2026-11-21", "2026-11-22")];
+    for (i, (since, until)) in nights.iter().enumerate() {
+        let err = export_with(
+            &dataset,
+            &log,
+            &["--since", since, "--until", until, "--tz", "Europe/Sofia"],
+        );
+        // What a night's window covers: merge with the same window = tls with it.
+        let window = ["--since", since, "--until", until, "--tz", "Europe/Sofia"];
+        assert_eq!(
+            comparable(merge_json(&dataset, &window)),
+            tls_of(&log, &window),
+            "night {since}"
+        );
+        if i > 0 {
+            assert!(
+                err.contains("outside this run's time window"),
+                "the note says rows were kept: {err}"
+            );
+        }
+    }
+    assert_eq!(comparable(merge_json(&dataset, &[])), whole);
+    // Running a night again changes nothing.
+    let window = [
+        "--since",
+        "2026-11-20",
+        "--until",
+        "2026-11-21",
+        "--tz",
+        "Europe/Sofia",
+    ];
+    export_with(&dataset, &log, &window);
+    assert_eq!(comparable(merge_json(&dataset, &[])), whole);
+    let rows = |d: &Path| -> u64 {
+        merge_json(d, &[])["lines"]["total"]
+            .as_u64()
+            .unwrap_or_default()
+    };
+    assert_eq!(rows(&dataset), all.len() as u64, "no row twice, none lost");
+    // The dataset named four ways at once (a symlink, a path through `..`, a day
+    // directory inside it): each file is read once, and `merge` says so (audit of
+    // 2026-11-28: such files were counted twice).
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&dataset, &link).unwrap();
+    let o = tlsgap()
+        .args(["merge", "--format", "json"])
+        .arg(&dataset)
+        .arg(&link)
+        .arg(dir.join("nightly/../nightly"))
+        .arg(dataset.join("date=2026-11-20"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(comparable(json(&o)), whole);
+    assert!(
+        stderr(&o).contains("each file is read once"),
+        "{}",
+        stderr(&o)
+    );
+
+    // The same log growing in thirds, exported under a state after each.
+    let growing = dir.join("growing.log");
+    let state = dir.join("export.state");
+    let dataset = dir.join("incremental");
+    let third = all.len() / 3;
+    for (n, chunk) in all.chunks(third).enumerate() {
+        let text: String = chunk.iter().map(|l| l.text.as_str()).collect();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&growing)
+            .unwrap();
+        std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+        drop(f);
+        let err = export_with(&dataset, &growing, &["--state", util::path_str(&state)]);
+        if n > 0 {
+            assert!(
+                err.contains("(--state)"),
+                "the note says rows were kept: {err}"
+            );
+        }
+        let upto: Vec<&Line> = all.iter().take((n + 1) * third).collect();
+        assert_eq!(rows(&dataset), upto.len() as u64, "after part {n}");
+    }
+    assert_eq!(comparable(merge_json(&dataset, &[])), whole);
+    // Nothing new: nothing changes.
+    export_with(&dataset, &growing, &["--state", util::path_str(&state)]);
+    assert_eq!(comparable(merge_json(&dataset, &[])), whole);
+}
+
+/// `tls --count clients` counts a client under its earliest TLS request by the logged
+/// time, as `merge` does, whatever order the files and lines come in (audit of
+/// 2026-11-28: `access.log*` lists the newest file first, and a client that moved
+/// from TLSv1 to TLSv1.3 was counted under TLSv1.3; Apache writes a slow request
+/// after a later fast one).
+#[test]
+fn clients_count_under_their_earliest_request_in_any_file_and_line_order() {
+    let tmp = util::tempdir();
+    let dir = tmp.path();
+    let line = |ip: &str, when: &str, ua: &str, p: &str, c: &str| {
+        format!("{ip} - - [{when} +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"{ua}\" {p} {c}\n")
+    };
+    let old = [
+        line(
+            "192.0.2.7",
+            "20/Nov/2026:10:00:00",
+            "OldClient/1.0",
+            "TLSv1",
+            "DES-CBC3-SHA",
+        ),
+        line(
+            "192.0.2.8",
+            "20/Nov/2026:10:00:09",
+            "Other/2",
+            "TLSv1.3",
+            "TLS_AES_128_GCM_SHA256",
+        ),
+    ]
+    .concat();
+    // The current log: the same client upgraded; a slow TLSv1.2 request of another
+    // client, begun at 10:00:01, written after its fast TLSv1.3 one of 10:00:05.
+    let new = [
+        line(
+            "192.0.2.7",
+            "21/Nov/2026:09:00:00",
+            "OldClient/1.0",
+            "TLSv1.3",
+            "TLS_AES_256_GCM_SHA384",
+        ),
+        line(
+            "2001:db8::9",
+            "21/Nov/2026:10:00:05",
+            "Slow/1",
+            "TLSv1.3",
+            "TLS_AES_128_GCM_SHA256",
+        ),
+        line(
+            "2001:db8::9",
+            "21/Nov/2026:10:00:01",
+            "Slow/1",
+            "TLSv1.2",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+        ),
+    ]
+    .concat();
+    let old_log = write(dir, "access.log.1", old.as_bytes());
+    let new_log = write(dir, "access.log", new.as_bytes());
+    let clients = |files: [&Path; 2]| -> Value {
+        let mut args = vec!["--count", "clients", "--log-format", "combinedssl"];
+        args.extend(files.iter().map(|f| util::path_str(f)));
+        let (v, o) = util::tls_json(&args);
+        assert_code(&o, 0);
+        comparable(v)
+    };
+    let newest_first = clients([&new_log, &old_log]);
+    assert_eq!(newest_first, clients([&old_log, &new_log]));
+    let mut counts = pair_counts(&newest_first);
+    counts.retain(|_, n| *n > 0);
+    let want: BTreeMap<(String, String), u64> = [
+        (("TLSv1", "DES-CBC3-SHA"), 1),
+        (("TLSv1.3", "TLS_AES_128_GCM_SHA256"), 1),
+        (("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256"), 1),
+    ]
+    .into_iter()
+    .map(|((p, c), n)| ((p.to_string(), c.to_string()), n))
+    .collect();
+    assert_eq!(counts, want);
+    // And `merge` over the export of both says the same.
+    let dataset = dir.join("ds");
+    export(&dataset, "web1", &new_log);
+    export(&dataset, "web2", &old_log);
+    assert_eq!(
+        comparable(merge_json(&dataset, &["--count", "clients"])),
+        newest_first
+    );
+}
