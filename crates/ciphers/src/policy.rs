@@ -963,16 +963,21 @@ impl Policy {
         None
     }
 
+    /// What sets the protocols and what the suites, as this policy's source names them.
+    fn directives(&self) -> (&'static str, &'static str) {
+        match self.source {
+            Source::Apache => ("SSLProtocol", "SSLCipherSuite"),
+            Source::Nginx => ("ssl_protocols", "ssl_ciphers"),
+            Source::Mozilla => ("the profile", "the profile"),
+            Source::OpenSsl => ("the protocols", "the cipher string"),
+        }
+    }
+
     /// A sentence for a `reason` that refuses all of `protocol` whatever the suite
     /// (`None` for a reason about the suite).
     pub fn describe_protocol(&self, reason: Reason, protocol: Protocol) -> Option<String> {
         let level = self.seclevel.unwrap_or(0);
-        let proto_directive = match self.source {
-            Source::Apache => "SSLProtocol",
-            Source::Nginx => "ssl_protocols",
-            Source::Mozilla => "the profile",
-            Source::OpenSsl => "the protocols",
-        };
+        let (proto_directive, _) = self.directives();
         Some(match reason {
             Reason::ProtocolNotEnabled => {
                 format!("{} is not enabled ({proto_directive})", protocol.as_str())
@@ -999,12 +1004,7 @@ impl Policy {
             return why;
         }
         let level = self.seclevel.unwrap_or(0);
-        let cipher_directive = match self.source {
-            Source::Apache => "SSLCipherSuite",
-            Source::Nginx => "ssl_ciphers",
-            Source::Mozilla => "the profile",
-            Source::OpenSsl => "the cipher string",
-        };
+        let (_, cipher_directive) = self.directives();
         let cipher_directive = if suite.min_protocol == Protocol::TlsV1_3 {
             match self.source {
                 Source::Apache | Source::Nginx | Source::OpenSsl => self.listed13_origin.as_str(),

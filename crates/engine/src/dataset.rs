@@ -41,6 +41,7 @@ use crate::{bail, Context, Result};
 use polars::prelude::{
     BatchedWriter, DataFrame, KeyValueMetadata, ParquetReader, ParquetWriter, Schema, SerReader,
 };
+use polars_parquet::parquet::metadata::FileMetadata;
 use tlsgap_parser::time::civil_from_days;
 
 /// A partition: days since 1970-01-01 in the log's offset, or `None` (no time).
@@ -145,7 +146,13 @@ pub fn file_metadata() -> KeyValueMetadata {
 
 /// The schema version in a file's key-value metadata (none: written before versions
 /// were recorded, which is version 1), refused when newer than this tlsgap reads.
-pub(crate) fn check_schema_version(kv: &[(&str, Option<&str>)]) -> Result<()> {
+pub(crate) fn check_schema_version(metadata: &FileMetadata) -> Result<()> {
+    let kv: Vec<(&str, Option<&str>)> = metadata
+        .key_value_metadata()
+        .iter()
+        .flatten()
+        .map(|e| (e.key.as_str(), e.value.as_deref()))
+        .collect();
     let value = |key: &str| kv.iter().find(|e| e.0 == key).and_then(|e| e.1);
     let Some(v) = value(SCHEMA_VERSION_KEY) else {
         return Ok(());
@@ -453,13 +460,7 @@ impl DatasetWriter {
             let mut file = File::open(&path).with_context(context)?;
             let mut reader = ParquetReader::new(&mut file);
             let metadata = reader.get_metadata().with_context(context)?.clone();
-            let kv: Vec<(&str, Option<&str>)> = metadata
-                .key_value_metadata()
-                .iter()
-                .flatten()
-                .map(|e| (e.key.as_str(), e.value.as_deref()))
-                .collect();
-            check_schema_version(&kv).with_context(context)?;
+            check_schema_version(&metadata).with_context(context)?;
             let mut start = 0usize;
             for rg in metadata.row_groups.iter().map(|rg| rg.num_rows()) {
                 if rg == 0 {

@@ -465,13 +465,7 @@ fn read_file(
     let mut reader = ParquetReader::new(&mut file);
     let schema = reader.schema().context("not a Parquet file")?;
     let metadata = reader.get_metadata()?.clone();
-    let kv: Vec<(&str, Option<&str>)> = metadata
-        .key_value_metadata()
-        .iter()
-        .flatten()
-        .map(|e| (e.key.as_str(), e.value.as_deref()))
-        .collect();
-    check_schema_version(&kv)?;
+    check_schema_version(&metadata)?;
     let has = |name: &str| schema.get(name).is_some();
     if !has("tls_protocol") && !has("tls_cipher") {
         bail!(
