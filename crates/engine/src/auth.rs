@@ -480,6 +480,8 @@ pub fn build_report(
         l.requests
     });
 
+    let mut turns = Vec::new();
+    let mut trace_zone_assumed = None;
     let (gaps, writes) = if args.traces.is_empty() {
         (None, Vec::new())
     } else {
@@ -506,16 +508,17 @@ pub fn build_report(
                         scan.line(hint, line, &mut writes);
                     }
                 });
-                let paths = scan.map(WriteScan::into_paths).unwrap_or_default();
-                (read, writes, paths)
+                let (paths, turns) = scan.map(WriteScan::into_parts).unwrap_or_default();
+                (read, writes, paths, turns)
             });
         let mut writes = Vec::new();
         let mut paths = Vec::new();
         let mut inputs = Vec::with_capacity(read.len());
-        for (input, w, p) in read {
+        for (input, w, p, t) in read {
             inputs.push(input);
             writes.extend(w);
             paths.extend(p);
+            turns.extend(t);
         }
         let writes = keep_given_log(writes, paths, &log_names);
         failed |= inputs.iter().any(|i| i.error.is_some());
@@ -524,6 +527,13 @@ pub fn build_report(
             crate::gaps::note_undated_traces(&report, notes_out);
         }
         let mut no_date = false;
+        let time_of_day = report
+            .gaps
+            .iter()
+            .any(|g| g.cause == Cause::Auth && g.clock == Clock::TimeOfDay);
+        if trace_tz.is_none() && time_of_day {
+            trace_zone_assumed = first.map(|(_, log_offset)| log_offset);
+        }
         let gaps: Vec<AuthGap> = report
             .gaps
             .iter()
@@ -550,6 +560,10 @@ pub fn build_report(
                         .map_or(0, unprefixed_thread),
                     p => p,
                 };
+                let after_read = matches!(
+                    g.call.as_deref(),
+                    Some("read" | "pread64" | "readv" | "preadv" | "preadv2" | "close" | "mmap")
+                );
                 AuthGap {
                     pid,
                     start,
@@ -558,6 +572,7 @@ pub fn build_report(
                     epoch_end,
                     seconds: g.seconds,
                     detail: g.detail.clone(),
+                    after_read,
                     at: format!("{}:{}", g.file, g.line),
                 }
             })
@@ -577,6 +592,8 @@ pub fn build_report(
         requests,
         gaps,
         writes,
+        turns,
+        trace_zone_assumed,
         threshold_seconds: args.threshold,
         page_budget_seconds: args.page_budget,
         sub_second_times,

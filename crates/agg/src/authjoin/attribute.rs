@@ -23,6 +23,22 @@ const NO_DURATION_WINDOW_US: i64 = 60_000_000;
 /// A worker's log write more than this long after the gap is not that gap's (µs).
 const WRITE_AFTER_GAP_US: i64 = 30_000_000;
 
+/// When requests were being served ([`Index::coverage`]).
+pub(crate) struct Coverage {
+    /// The requests' window starts, sorted.
+    starts: Vec<i64>,
+    /// Per start, the latest end of the windows up to it.
+    ends: Vec<i64>,
+}
+
+impl Coverage {
+    /// Whether a request was being served at `at` (epoch µs).
+    pub fn holds(&self, at: i64) -> bool {
+        let i = self.starts.partition_point(|&s| s <= at);
+        i > 0 && self.ends.get(i - 1).is_some_and(|&end| end >= at)
+    }
+}
+
 /// How a gap was tied to a user.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Method {
@@ -327,6 +343,29 @@ impl<'r> Index<'r> {
         Some((b - SLACK_US, b + self.resolution_us + d + SLACK_US))
     }
 
+    /// The instants some request was being served ([`Index::span`], a request without
+    /// a duration taken to last `no_duration` µs), to ask of many instants.
+    pub fn coverage(&self, no_duration: i64) -> Coverage {
+        let mut spans: Vec<(i64, i64)> = self
+            .requests
+            .iter()
+            .filter_map(|r| self.span(r, Some(no_duration)))
+            .collect();
+        spans.sort_unstable();
+        let mut reach = i64::MIN;
+        let ends = spans
+            .iter()
+            .map(|&(_, end)| {
+                reach = reach.max(end);
+                reach
+            })
+            .collect();
+        Coverage {
+            starts: spans.into_iter().map(|(start, _)| start).collect(),
+            ends,
+        }
+    }
+
     /// The requests whose window holds the instant `at` (epoch µs).
     fn in_flight(&self, at: i64) -> impl Iterator<Item = &'r Request> + '_ {
         self.requests
@@ -365,11 +404,12 @@ impl<'r> Index<'r> {
 }
 
 /// Attribute `gap` to the request that paid for it. `same_pid` holds the starts of
-/// every auth gap of the gap's thread, sorted; `writes` the access-log writes of the
-/// traces.
+/// every auth gap of the gap's thread, sorted, and `turns` the moments it turned to a
+/// request ([`super::model::Turn`]), sorted (empty: none traced); `writes` the
+/// access-log writes of the traces.
 pub(crate) fn attribute(
     gap: &AuthGap,
-    same_pid: &[i64],
+    (same_pid, turns): (&[i64], &[i64]),
     index: &Index<'_>,
     writes: &[LogWrite],
 ) -> Result<Payer, Unattributed> {
@@ -393,12 +433,22 @@ pub(crate) fn attribute(
         }
     }
     // The thread's next log write is the request that paid for the gap, unless the
-    // thread verified another password (a later gap) before writing it.
-    let next_gap = same_pid
-        .iter()
-        .copied()
-        .find(|&start| start > gap.start)
+    // thread verified another request's password (a later gap) before writing it.
+    // With the thread's turns traced, a later check with neither a turn nor a log
+    // write of the thread before it is the same request's (a check again after an
+    // internal redirect): the write after it is still this gap's.
+    let new_request = |start: i64| {
+        let from = turns.partition_point(|&t| t < gap.end);
+        turns.get(from).is_some_and(|&t| t < start)
+            || writes
+                .iter()
+                .any(|w| w.pid == gap.pid && w.at >= gap.end && w.at < start)
+    };
+    let later = || same_pid.iter().copied().filter(|&start| start > gap.start);
+    let next_gap = later()
+        .find(|&start| turns.is_empty() || new_request(start))
         .unwrap_or(i64::MAX);
+    let checked_again = later().any(|start| start < next_gap);
     let mut after: Vec<(usize, &LogWrite)> = writes
         .iter()
         .enumerate()
@@ -408,6 +458,24 @@ pub(crate) fn attribute(
         .filter(|(_, w)| w.at < next_gap)
         .collect();
     after.sort_by_key(|(i, w)| (w.at, *i));
+    // Several writes after checks of one request, before its worker turns to the
+    // next, that name several users (an HTTP/2 connection's streams, say) tell nothing.
+    let next_turn = turns
+        .get(turns.partition_point(|&t| t < gap.end))
+        .copied()
+        .unwrap_or(i64::MAX);
+    let users = || {
+        after
+            .iter()
+            .filter(|(_, w)| w.at < next_turn && index.to_log(w))
+            .filter_map(|(_, w)| w.user.as_deref())
+            .filter(|u| *u != "-")
+    };
+    let named_several = users().next().is_some_and(|u| users().any(|v| v != u));
+    if checked_again && named_several {
+        ambiguous = true;
+        after.clear();
+    }
     let mut cut = None;
     if let Some(&(first, w)) = after.first() {
         // The request's line: that of the first write whose byte count is its one
@@ -501,6 +569,7 @@ mod tests {
             epoch_end: Some(end_us),
             seconds: (end_us - start_us) as f64 / 1e6,
             detail: None,
+            after_read: true,
             at: "trace.1:1".into(),
         }
     }
@@ -517,6 +586,65 @@ mod tests {
             fd: Some(8),
             len: None,
         }
+    }
+
+    fn named_write(pid: u32, at: i64, user: &str) -> LogWrite {
+        LogWrite {
+            user: Some(user.into()),
+            string_limit: None,
+            ..cut_write(pid, at, &format!("127.0.0.1 - {user} [25/Nov/2026:2"))
+        }
+    }
+
+    #[test]
+    fn a_check_again_with_no_turn_between_is_the_same_requests() {
+        // nginx: recvfrom the request (a turn), check, check again after the `index`
+        // redirect, write the line; then epoll_wait (a turn) and the next request.
+        let gaps = [gap(7, S, S + 300_000), gap(7, S + 400_000, S + 700_000)];
+        let starts = [gaps[0].start, gaps[1].start];
+        let turns = [S / 2, 2 * S];
+        let w = [named_write(7, S + 800_000, "bob")];
+        let index = Index::new(&[], true, &w);
+        for g in &gaps {
+            let payer = attribute(g, (&starts, &turns), &index, &w).unwrap();
+            assert_eq!(
+                (payer.user.as_str(), payer.method),
+                ("bob", Method::LogWrite)
+            );
+        }
+        // A turn between the checks: two requests, the first logged nothing of its own.
+        let turned = [S / 2, S + 350_000, 2 * S];
+        assert_eq!(
+            attribute(&gaps[0], (&starts, &turned), &index, &w),
+            Err(Unattributed::NoEvidence)
+        );
+        // No turns traced at all: nothing says the checks are one request's.
+        assert_eq!(
+            attribute(&gaps[0], (&starts, &[]), &index, &w),
+            Err(Unattributed::NoEvidence)
+        );
+        // Two writes naming two users after checks of one request (an HTTP/2
+        // connection's streams): no guess for the first check.
+        let two = [
+            named_write(7, S + 800_000, "bob"),
+            named_write(7, S + 850_000, "carol"),
+        ];
+        let index = Index::new(&[], true, &two);
+        assert_eq!(
+            attribute(&gaps[0], (&starts, &turns), &index, &two),
+            Err(Unattributed::Ambiguous)
+        );
+        let last = attribute(&gaps[1], (&starts, &turns), &index, &two).unwrap();
+        assert_eq!(last.user, "bob");
+        // A log write between the checks ends a request, turn or not (Apache's event
+        // MPM hands a kept-alive TLS connection to a thread that reads it at once).
+        let each = [
+            named_write(7, S + 350_000, "carol"),
+            named_write(7, S + 800_000, "bob"),
+        ];
+        let index = Index::new(&[], true, &each);
+        let first = attribute(&gaps[0], (&starts, &[S / 2]), &index, &each).unwrap();
+        assert_eq!(first.user, "carol");
     }
 
     /// The status each of the first `n` writes is pinned to.
@@ -551,7 +679,7 @@ mod tests {
             "127.0.0.1 - alexandra.longname@e",
         )];
         let index = Index::new(&requests, false, &w);
-        let payer = attribute(&g, &[g.start], &index, &w).unwrap();
+        let payer = attribute(&g, (&[g.start], &[]), &index, &w).unwrap();
         assert_eq!(payer.user, "alexandra.longname@example.org");
         assert_eq!(payer.method, Method::LogLine);
         assert_eq!(payer.status, Some(401));
@@ -560,7 +688,7 @@ mod tests {
         let g2 = gap(7, 300 * S - 300_000, 300 * S - 50_000);
         let index = Index::new(&requests, false, &late);
         assert_eq!(
-            attribute(&g2, &[g2.start], &index, &late),
+            attribute(&g2, (&[g2.start], &[]), &index, &late),
             Err(Unattributed::Cut(Some(64)))
         );
     }
@@ -663,7 +791,7 @@ mod tests {
             write(4 * S + 427_882, 176),
         ];
         let index = Index::new(&requests, false, &w);
-        let payer = attribute(&g, &[g.start], &index, &w).unwrap();
+        let payer = attribute(&g, (&[g.start], &[]), &index, &w).unwrap();
         assert_eq!(
             (payer.user.as_str(), payer.method, payer.status),
             ("bc13user", Method::LogWrite, Some(401))
@@ -685,7 +813,9 @@ mod tests {
         let index = Index::new(&requests, false, &blind);
         assert_eq!(pinned_statuses(&index, 1), [None]);
         assert_eq!(
-            attribute(&g, &[g.start], &index, &blind).unwrap().status,
+            attribute(&g, (&[g.start], &[]), &index, &blind)
+                .unwrap()
+                .status,
             None
         );
         // A length no line has (a buffered log's write of several lines) leaves the
@@ -740,7 +870,7 @@ mod tests {
         let index = Index::new(&requests, false, &w);
         let statuses: Vec<Option<u16>> = g
             .iter()
-            .map(|g| attribute(g, &starts, &index, &w).unwrap().status)
+            .map(|g| attribute(g, (&starts, &[]), &index, &w).unwrap().status)
             .collect();
         assert_eq!(statuses, [Some(401), Some(200)]);
         // With one descriptor (one log, or `-y` keeping the given log's writes) the
@@ -748,7 +878,9 @@ mod tests {
         let mine = [w[1].clone(), w[3].clone()];
         let index = Index::new(&requests, false, &mine);
         assert_eq!(
-            attribute(&g[0], &starts, &index, &mine).unwrap().status,
+            attribute(&g[0], (&starts, &[]), &index, &mine)
+                .unwrap()
+                .status,
             Some(401)
         );
     }
@@ -767,7 +899,7 @@ mod tests {
         )];
         let index = Index::new(&requests, false, &w);
         assert_eq!(
-            attribute(&g, &[g.start], &index, &w),
+            attribute(&g, (&[g.start], &[]), &index, &w),
             Err(Unattributed::Cut(Some(64)))
         );
     }
@@ -784,12 +916,12 @@ mod tests {
         let g = gap(7, 10 * S + 950_000, 11 * S + 250_000);
         let index = Index::new(&requests, false, &[]);
         assert_eq!(
-            attribute(&g, &[g.start], &index, &[]),
+            attribute(&g, (&[g.start], &[]), &index, &[]),
             Err(Unattributed::Ambiguous)
         );
         // With sub-second times the windows are exact and only bob's holds it.
         let index = Index::new(&requests, true, &[]);
-        let payer = attribute(&g, &[g.start], &index, &[]).unwrap();
+        let payer = attribute(&g, (&[g.start], &[]), &index, &[]).unwrap();
         assert_eq!((payer.user.as_str(), payer.method), ("bob", Method::Time));
     }
 
@@ -803,7 +935,7 @@ mod tests {
         let index = Index::new(&requests, false, &[]);
         let g = gap(7, 10 * S + 500_000, 10 * S + 800_000);
         assert_eq!(
-            attribute(&g, &[g.start], &index, &[]),
+            attribute(&g, (&[g.start], &[]), &index, &[]),
             Err(Unattributed::Ambiguous)
         );
         // The worker's own write settles it, and its line gives the status.
@@ -819,7 +951,7 @@ mod tests {
             len: None,
         }];
         let index = Index::new(&requests, false, &w);
-        let payer = attribute(&g, &[g.start], &index, &w).unwrap();
+        let payer = attribute(&g, (&[g.start], &[]), &index, &w).unwrap();
         assert_eq!(
             (payer.user.as_str(), payer.method, payer.status),
             ("bob", Method::LogWrite, Some(401))

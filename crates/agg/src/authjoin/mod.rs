@@ -33,7 +33,7 @@ mod writes;
 
 use attribute::{Index, Method, Unattributed};
 pub use calibrate::{Basis, Calibration, MIN_OBSERVED_SECONDS};
-pub use model::{path_kind, AuthGap, LogWrite, PathKind, Request, HEAD_MAX};
+pub use model::{path_kind, AuthGap, LogWrite, PathKind, Request, Turn, HEAD_MAX};
 pub use views::PAGE_VIEW_SECONDS;
 pub use writes::{scan_log_writes, unprefixed_thread, DateFn, UserSlot, WriteScan};
 
@@ -110,8 +110,12 @@ pub struct UserCost {
     pub requests: u64,
     /// Of which 401.
     pub requests_401: u64,
-    /// `requests × verify_seconds`.
+    /// `requests × verify_seconds` (× `checks_per_request`).
     pub predicted_cpu_seconds: Option<f64>,
+    /// Password checks per request, when the traces show the user's requests checked
+    /// more than once (nginx checks again after an internal redirect): the cost per
+    /// request and the predictions count that many checks.
+    pub checks_per_request: Option<f64>,
     /// The user's request durations.
     pub latency: Option<Spread>,
     /// Median of (duration − median unauthenticated duration of the same path kind).
@@ -180,6 +184,10 @@ pub struct Attribution {
     pub user_cut_off: u64,
     /// Of the unattributed: the evidence named more than one user.
     pub ambiguous: u64,
+    /// `auth` gaps with no read of the password file before them
+    /// ([`AuthGap::after_read`]) in a request that has a check that has one: its
+    /// worker waiting for the CPU, not a check; not counted above.
+    pub not_checks: u64,
 }
 
 /// `tlsgap auth --format json`.
@@ -220,6 +228,13 @@ pub struct Evidence {
     pub gaps: Option<Vec<AuthGap>>,
     /// Access-log lines written by workers, from the traces.
     pub writes: Vec<LogWrite>,
+    /// Where the traced workers turned to a request (two checks with no turn between
+    /// them are one request's).
+    pub turns: Vec<Turn>,
+    /// The log's UTC offset (minutes) the `-t`/`-tt` traces' times were read in, when
+    /// no zone was given for them (`--trace-tz`): strace prints the local time of
+    /// where it ran, which may be another zone (then said in a note).
+    pub trace_zone_assumed: Option<i16>,
     /// Flag threshold, seconds.
     pub threshold_seconds: f64,
     /// Page budget, seconds of password checks per page view (0: none given, see
@@ -257,6 +272,8 @@ pub fn join(ev: &Evidence) -> AuthReport {
         gaps_unknown_status: u64,
         in_log: bool,
         lines: Vec<usize>,
+        /// The traced requests its gaps were checks of ([`requests_checked`]).
+        checked: std::collections::BTreeSet<usize>,
     }
     let page_budget = if ev.page_budget_seconds > 0.0 {
         ev.page_budget_seconds
@@ -275,7 +292,7 @@ pub fn join(ev: &Evidence) -> AuthReport {
     let requests: &[Request] = ev.requests.as_deref().unwrap_or(&[]);
     // Per day: requests and the verification seconds measured here (scaled to the
     // report's basis at the end: the scaling is linear).
-    let mut per_day: BTreeMap<String, (u64, f64)> = BTreeMap::new();
+    let mut per_day: BTreeMap<(String, String), (u64, f64)> = BTreeMap::new();
     if ev.requests.is_some() {
         evidence.push("log");
         // Baseline: unauthenticated successful requests by path kind.
@@ -334,7 +351,7 @@ pub fn join(ev: &Evidence) -> AuthReport {
                     .and_then(|p| p.verify_seconds)
                     .unwrap_or(0.0);
                 let day_off = r.day_offset_minutes.unwrap_or(off);
-                let slot = per_day.entry(date_of(b, day_off)).or_default();
+                let slot = per_day.entry((date_of(b, day_off), u.clone())).or_default();
                 slot.0 += 1;
                 slot.1 += predicted;
             }
@@ -348,11 +365,31 @@ pub fn join(ev: &Evidence) -> AuthReport {
             starts.entry(g.pid).or_default().push(g.start);
         }
         starts.values_mut().for_each(|v| v.sort_unstable());
+        let mut turns: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+        for t in &ev.turns {
+            turns.entry(t.pid).or_default().push(t.at);
+        }
+        turns.values_mut().for_each(|v| v.sort_unstable());
+        let request_of = requests_checked(gaps, &turns, &ev.writes);
         let index = Index::new(requests, ev.sub_second_times, &ev.writes);
         let mut cut_limit: Option<usize> = None;
-        for g in gaps {
+        // A gap with no password read before it, in a request with a check that has
+        // one, is that request's worker waiting for the CPU, not a check.
+        let read_in: std::collections::BTreeSet<usize> = gaps
+            .iter()
+            .zip(&request_of)
+            .filter(|(g, _)| g.after_read)
+            .map(|(_, &r)| r)
+            .collect();
+        for (k, g) in gaps.iter().enumerate() {
+            let request = request_of.get(k).copied().unwrap_or(usize::MAX);
+            if !g.after_read && read_in.contains(&request) {
+                attribution.not_checks += 1;
+                continue;
+            }
             let same_pid = starts.get(&g.pid).map_or(&[][..], Vec::as_slice);
-            match attribute::attribute(g, same_pid, &index, &ev.writes) {
+            let turns = turns.get(&g.pid).map_or(&[][..], Vec::as_slice);
+            match attribute::attribute(g, (same_pid, turns), &index, &ev.writes) {
                 Ok(payer) => {
                     match payer.method {
                         Method::PidAndTime => attribution.by_pid_and_time += 1,
@@ -362,6 +399,9 @@ pub fn join(ev: &Evidence) -> AuthReport {
                     }
                     let acc = users.entry(payer.user).or_default();
                     acc.gaps.push(g.seconds);
+                    if let Some(&r) = request_of.get(k) {
+                        acc.checked.insert(r);
+                    }
                     match payer.status {
                         Some(401) => acc.gaps_401 += 1,
                         Some(_) => {}
@@ -398,15 +438,26 @@ pub fn join(ev: &Evidence) -> AuthReport {
                 attribution.ambiguous
             ));
         }
+        if attribution.not_checks > 0 {
+            notes.push(format!(
+                "{} auth gaps of requests checked in another gap had no read of the password \
+                 file before them (their worker waiting for the CPU): not counted as checks",
+                attribution.not_checks
+            ));
+        }
         let no_evidence =
             attribution.unattributed - attribution.user_cut_off - attribution.ambiguous;
         if no_evidence > 0 {
             notes.push(format!(
                 "{no_evidence} auth gaps could not be tied to a user: no access-log write \
-                 of the same worker followed them before its next password check, and no \
-                 access-log line (with %P and %D) covers them"
+                 of the same worker followed them before it checked the next request's \
+                 password, and no access-log line (with %P and %D) covers them"
             ));
         }
+    }
+    if let (Some(log_offset), Some(gaps)) = (ev.trace_zone_assumed, &ev.gaps) {
+        let index = Index::new(requests, ev.sub_second_times, &ev.writes);
+        notes.extend(trace_zone_note(&index, gaps, &ev.writes, log_offset));
     }
     // Observed times against this machine's predictions: the server's speed.
     let here = |user: &str| -> Option<f64> {
@@ -438,15 +489,39 @@ pub fn join(ev: &Evidence) -> AuthReport {
     }
     let calibration = calibrate::calibrate(&gap_pairs, &latency_pairs);
     let ratio = calibration.server_time_ratio;
+    // Checks per request, where the traces show a request checked more than once.
+    let mut checks: BTreeMap<String, f64> = BTreeMap::new();
+    for (user, acc) in &users {
+        let (n, r) = (acc.gaps.len(), acc.checked.len());
+        if r > 0 && n > r {
+            let per = n as f64 / r as f64;
+            checks.insert(user.clone(), per);
+            notes.push(format!(
+                "{user}: the traces show {n} password checks in {r} requests (a request \
+                 checked more than once: nginx checks again after an internal redirect, \
+                 such as `index` for a directory URL); the cost per request counts \
+                 {per:.2} checks"
+            ));
+        }
+    }
+    let factor = |user: &str| checks.get(user).copied().unwrap_or(1.0);
+    let mut per_day_total: BTreeMap<String, (u64, f64)> = BTreeMap::new();
+    for ((date, user), (n, secs)) in per_day {
+        let slot = per_day_total.entry(date).or_default();
+        slot.0 += n;
+        slot.1 += secs * factor(&user);
+    }
     let mut rows: Vec<UserCost> = users
         .into_iter()
         .map(|(user, acc)| {
+            let per_request = checks.get(&user).copied();
+            let times = per_request.unwrap_or(1.0);
             let predicted = ev
                 .htpasswd
                 .as_ref()
                 .and_then(|h| h.get(&user))
                 .cloned()
-                .map(|p| on_basis(p, &calibration, ev.threshold_seconds));
+                .map(|p| on_basis(p, &calibration, ev.threshold_seconds, times));
             let verify = predicted.as_ref().and_then(|p| p.server_seconds);
             let latency = Spread::of(acc.durations);
             let extra = Spread::of(acc.extra).map(|s| s.p50_seconds);
@@ -456,9 +531,9 @@ pub fn join(ev: &Evidence) -> AuthReport {
             // requests' noise, not a password check's cost.
             let unknown = ev.htpasswd.as_ref().is_some_and(|h| !h.contains_key(&user));
             let (cost, by) = if let Some(v) = verify {
-                (Some(v), Some("htpasswd"))
+                (Some(v * times), Some("htpasswd"))
             } else if let Some(g) = gaps {
-                (Some(g.p50_seconds), Some("trace"))
+                (Some(g.p50_seconds * times), Some("trace"))
             } else if let Some(x) = extra.filter(|_| !unknown) {
                 (Some(x.max(0.0)), Some("latency"))
             } else {
@@ -495,7 +570,8 @@ pub fn join(ev: &Evidence) -> AuthReport {
                     .map(|c| c * acc.requests as f64),
                 predicted_cpu_seconds: verify
                     .filter(|_| ev.requests.is_some())
-                    .map(|v| v * acc.requests as f64),
+                    .map(|v| v * times * acc.requests as f64),
+                checks_per_request: per_request,
                 latency_matches_prediction: verify.zip(extra).map(|(v, x)| matches(x, v)),
                 gaps_match_prediction: verify.zip(gaps).map(|(v, g)| matches(g.p50_seconds, v)),
                 htpasswd: predicted,
@@ -554,7 +630,7 @@ pub fn join(ev: &Evidence) -> AuthReport {
         calibration,
         evidence,
         users: rows,
-        per_day: per_day
+        per_day: per_day_total
             .into_iter()
             .map(|(date, (requests, secs))| DayCost {
                 date,
@@ -570,13 +646,149 @@ pub fn join(ev: &Evidence) -> AuthReport {
     }
 }
 
-/// `p` with its server-time figure, and its verdict and advice on that basis.
-fn on_basis(mut p: Predicted, c: &Calibration, threshold: f64) -> Predicted {
+/// How long a request without a logged duration is taken to last when the traces'
+/// times are held against the log's ([`trace_zone_note`]), µs.
+const ZONE_CHECK_REQUEST_US: i64 = 10_000_000;
+
+/// When most of the traced password checks and log writes fall outside every logged
+/// request, and a shift by whole quarter hours puts most of them inside one: a note
+/// that the traces' `-t`/`-tt` times look like another zone's than the log's
+/// (`log_offset` minutes east of UTC, what they were read in), naming the zone when
+/// one shift fits best.
+fn trace_zone_note(
+    index: &Index<'_>,
+    gaps: &[AuthGap],
+    writes: &[LogWrite],
+    log_offset: i16,
+) -> Option<String> {
+    const QUARTER_US: i64 = 15 * 60_000_000;
+    let covered = index.coverage(ZONE_CHECK_REQUEST_US);
+    let mut events: Vec<i64> = gaps
+        .iter()
+        .filter_map(|g| Some(g.epoch_start? + (g.epoch_end? - g.epoch_start?) / 2))
+        .chain(writes.iter().filter_map(|w| w.epoch_at))
+        .collect();
+    if events.len() > 1000 {
+        let step = events.len().div_ceil(1000);
+        events = events.into_iter().step_by(step).collect();
+    }
+    let fits = |shift: i64| events.iter().filter(|&&e| covered.holds(e + shift)).count();
+    let (all, here) = (events.len(), fits(0));
+    if all < 2 || here * 2 >= all {
+        return None;
+    }
+    // Zones lie within a day of each other; the day the times were dated on may be
+    // off by one as well.
+    let mut best = (0, 0, false);
+    for k in (-96..=96).filter(|&k| k != 0) {
+        let n = fits(k * QUARTER_US);
+        if n > best.0 {
+            best = (n, k, true);
+        } else if n == best.0 {
+            best.2 = false;
+        }
+    }
+    let (n, k, unique) = best;
+    if n < 2 || n * 2 < all {
+        return None;
+    }
+    let mut text = format!(
+        "{} of {all} traced password checks and log writes fall in no logged request as \
+         the traces' -t/-tt times were read (in the log's zone, UTC{}), ",
+        all - here,
+        utc_offset(i64::from(log_offset))
+    );
+    if unique {
+        let minutes = i64::from(log_offset) - k * 15;
+        let zone = (minutes + 720).rem_euclid(1440) - 720;
+        text.push_str(&format!(
+            "and {n} do once shifted by {}: strace prints the local time of the zone it ran \
+             in, which looks like UTC{z}; give --trace-tz {z} (or the zone's name)",
+            shift_text(k * 15),
+            z = utc_offset(zone),
+        ));
+    } else {
+        text.push_str(&format!(
+            "and {n} do once shifted by whole hours: strace prints the local time of the \
+             zone it ran in; give that zone with --trace-tz"
+        ));
+    }
+    Some(text)
+}
+
+/// `+09:00`, `-05:00`, `+00:00` for minutes east of UTC.
+fn utc_offset(minutes: i64) -> String {
+    let sign = if minutes < 0 { '-' } else { '+' };
+    let m = minutes.abs();
+    format!("{sign}{:02}:{:02}", m / 60, m % 60)
+}
+
+/// `+5 h`, `-9 h 30 min`.
+fn shift_text(minutes: i64) -> String {
+    let sign = if minutes < 0 { '-' } else { '+' };
+    let m = minutes.abs();
+    match m % 60 {
+        0 => format!("{sign}{} h", m / 60),
+        r => format!("{sign}{} h {r} min", m / 60),
+    }
+}
+
+/// Per gap, the traced request it checked the password of: a number shared by a
+/// thread's consecutive gaps with neither a turn to a request ([`Turn`]) nor an
+/// access-log write of the thread between them. A thread without turns traced gives
+/// each gap its own.
+fn requests_checked(
+    gaps: &[AuthGap],
+    turns: &BTreeMap<u32, Vec<i64>>,
+    writes: &[LogWrite],
+) -> Vec<usize> {
+    let mut wrote: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+    for w in writes {
+        wrote.entry(w.pid).or_default().push(w.at);
+    }
+    wrote.values_mut().for_each(|v| v.sort_unstable());
+    let any_in = |at: &[i64], from: i64, to: i64| {
+        let i = at.partition_point(|&t| t < from);
+        at.get(i).is_some_and(|&t| t < to)
+    };
+    let mut order: Vec<usize> = (0..gaps.len()).collect();
+    order.sort_by_key(|&k| gaps.get(k).map(|g| (g.pid, g.start)));
+    let mut out = vec![0; gaps.len()];
+    let mut request = 0;
+    let mut last: Option<&AuthGap> = None;
+    for k in order {
+        let Some(g) = gaps.get(k) else { continue };
+        let same = last.is_some_and(|p| {
+            let t = turns.get(&g.pid).map_or(&[][..], Vec::as_slice);
+            let w = wrote.get(&g.pid).map_or(&[][..], Vec::as_slice);
+            p.pid == g.pid
+                && !t.is_empty()
+                && !any_in(t, p.end, g.start)
+                && !any_in(w, p.end, g.start)
+        });
+        if !same {
+            request += 1;
+        }
+        if let Some(slot) = out.get_mut(k) {
+            *slot = request;
+        }
+        last = Some(g);
+    }
+    out
+}
+
+/// `p` with its server-time figure, and its verdict and advice on that basis, for
+/// requests that each take `checks` password checks.
+fn on_basis(mut p: Predicted, c: &Calibration, threshold: f64, checks: f64) -> Predicted {
     p.server_seconds = p.verify_seconds.map(|v| v * c.server_time_ratio);
-    if c.basis != Basis::ThisMachine {
+    if c.basis != Basis::ThisMachine || checks > 1.0 {
         if let Some(kind) = p.kind {
-            let a =
-                tlsgap_auth::advice::advise_at(kind, p.server_seconds, threshold, c.basis.place());
+            let place = match checks > 1.0 {
+                true => format!("{}, {checks:.2} password checks a request", c.basis.place()),
+                false => c.basis.place().to_string(),
+            };
+            let per_request = p.server_seconds.map(|s| s * checks);
+            let a = tlsgap_auth::advice::advise_at(kind, per_request, threshold, &place);
             p.flagged = a.flagged;
             p.suggested_cost = a.suggested_cost;
             p.advice = a.text;
@@ -620,7 +832,7 @@ fn page_advice(
 }
 
 /// Columns of [`auth_rows`].
-pub const AUTH_COLUMNS: [(&str, crate::CellType); 25] = {
+pub const AUTH_COLUMNS: [(&str, crate::CellType); 26] = {
     use crate::CellType::{Bool, Float, Int, Text};
     [
         ("rank", Int),
@@ -648,6 +860,7 @@ pub const AUTH_COLUMNS: [(&str, crate::CellType); 25] = {
         ("suggested_cost_per_page", Int),
         ("observed_gaps_401", Int),
         ("observed_gaps_status_unknown", Int),
+        ("checks_per_request", Float),
     ]
 };
 
@@ -682,6 +895,7 @@ pub fn auth_rows(r: &AuthReport) -> crate::Rows {
             u.suggested_cost_per_page.into(),
             u.observed_gaps_401.into(),
             u.observed_gaps_status_unknown.into(),
+            u.checks_per_request.into(),
         ]);
     }
     rows
@@ -724,6 +938,110 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_without_a_password_read_beside_a_check_is_no_check() {
+        const S: i64 = 1_000_000;
+        // Event MPM, 18 requests on 2 cores: close(htpasswd), 0.6 s of bcrypt, a stat,
+        // 13 ms waiting for the CPU, then the log write; the worker read the request
+        // (a turn) before.
+        let gap = |s: i64, e: i64, after_read: bool| AuthGap {
+            pid: 9,
+            start: s,
+            end: e,
+            epoch_start: None,
+            epoch_end: None,
+            seconds: (e - s) as f64 / 1e6,
+            detail: None,
+            after_read,
+            at: "t:1".into(),
+        };
+        let write = |at: i64, user: &str| LogWrite {
+            pid: 9,
+            at,
+            user: Some(user.into()),
+            string_limit: None,
+            epoch_at: None,
+            head: Vec::new(),
+            cut: true,
+            fd: Some(6),
+            len: None,
+        };
+        let ev = |gaps: Vec<AuthGap>| Evidence {
+            gaps: Some(gaps),
+            writes: vec![write(2 * S, "bob"), write(5 * S, "carol")],
+            turns: vec![Turn { pid: 9, at: S / 2 }, Turn { pid: 9, at: 3 * S }],
+            threshold_seconds: 0.05,
+            ..Evidence::default()
+        };
+        let r = join(&ev(vec![
+            gap(S, S + 600_000, true),
+            gap(S + 700_000, S + 713_000, false),
+            gap(3 * S + 100_000, 3 * S + 700_000, true),
+        ]));
+        assert_eq!(r.attribution.not_checks, 1);
+        assert_eq!(r.attribution.by_log_write, 2);
+        let bob = r.users.iter().find(|u| u.user == "bob").unwrap();
+        assert_eq!(bob.observed_gaps.map(|g| g.count), Some(1));
+        assert_eq!(bob.checks_per_request, None);
+        // Without any read seen before a gap (`-e trace=` leaving reads out), each gap
+        // of the request stays a check.
+        let r = join(&ev(vec![
+            gap(S, S + 600_000, false),
+            gap(S + 700_000, S + 713_000, false),
+        ]));
+        assert_eq!(r.attribution.not_checks, 0);
+        let bob = r.users.iter().find(|u| u.user == "bob").unwrap();
+        assert_eq!(bob.checks_per_request, Some(2.0));
+    }
+
+    #[test]
+    fn traces_read_in_another_zone_are_said_to_be() {
+        // Requests logged in UTC+01:00 with their %P and %D; strace ran under
+        // TZ=America/New_York: a check at 17:45 in the log's zone is stamped 11:45,
+        // read in the log's zone 6 h early.
+        const S: i64 = 1_000_000;
+        let t0 = 1_795_000_000 * S;
+        let requests: Vec<Request> = (0..4)
+            .map(|i| req(Some("bob"), 7, t0 + i * 2 * S, 400_000, PathKind::Page))
+            .collect();
+        let gap = |at: i64| AuthGap {
+            pid: 7,
+            start: at,
+            end: at + 300_000,
+            epoch_start: Some(at),
+            epoch_end: Some(at + 300_000),
+            seconds: 0.3,
+            detail: None,
+            after_read: true,
+            at: "trace.7:3".into(),
+        };
+        let ev = |shift: i64, assumed: Option<i16>| Evidence {
+            requests: Some(requests.clone()),
+            gaps: Some(
+                (0..4)
+                    .map(|i| gap(t0 + i * 2 * S + 50_000 - shift))
+                    .collect(),
+            ),
+            trace_zone_assumed: assumed,
+            sub_second_times: true,
+            ..Evidence::default()
+        };
+        let said = |r: &AuthReport| r.notes.iter().find(|n| n.contains("--trace-tz")).cloned();
+        assert_eq!(said(&join(&ev(0, Some(60)))), None);
+        let r = join(&ev(6 * 3600 * S, Some(60)));
+        let note = said(&r).expect("a note on the zone");
+        assert!(note.starts_with("4 of 4 traced password checks"), "{note}");
+        assert!(note.contains("shifted by +6 h"), "{note}");
+        assert!(note.contains("UTC-05:00; give --trace-tz -05:00"), "{note}");
+        // A zone given (or -ttt stamps): nothing to say.
+        assert_eq!(said(&join(&ev(6 * 3600 * S, None))), None);
+        // India against a log in UTC, past midnight in India: 01:30 on the next day
+        // there, read as 01:30 on the log's day, 18 h 30 min early.
+        let r = join(&ev((24 * 60 - 5 * 60 - 30) * 60 * S, Some(0)));
+        let note = said(&r).expect("a note on the zone");
+        assert!(note.contains("UTC+05:30"), "{note}");
+    }
+
+    #[test]
     fn path_kinds() {
         assert_eq!(path_kind(b"/wiki/index.html?x=1"), PathKind::Page);
         assert_eq!(path_kind(b"/wiki/"), PathKind::Page);
@@ -743,6 +1061,7 @@ mod tests {
             epoch_end: None,
             seconds: (e - s) as f64 / 1e6,
             detail: None,
+            after_read: true,
             at: "t:1".into(),
         };
         let write = |at: i64, user: Option<&str>| LogWrite {
@@ -801,6 +1120,7 @@ mod tests {
             epoch_end: Some(e),
             seconds: (e - s) as f64 / 1e6,
             detail: None,
+            after_read: true,
             at: "t:1".into(),
         };
         let mut h = BTreeMap::new();
@@ -827,6 +1147,8 @@ mod tests {
                 fd: Some(8),
                 len: None,
             }],
+            turns: Vec::new(),
+            trace_zone_assumed: None,
             threshold_seconds: 0.05,
             page_budget_seconds: 0.5,
             sub_second_times: true,

@@ -99,6 +99,19 @@ pub struct LogWrite {
     pub len: Option<u64>,
 }
 
+/// A moment a traced worker turned to a request: it waited for a connection or an
+/// event (`accept4`, `epoll_wait`, `poll`, ...) or read a request line
+/// (`recvfrom(7, "GET /wiki/ HTTP/1.1\r\n"...`). Two password checks with no turn of
+/// their worker between them are checks of one request (nginx checks again after an
+/// internal redirect, `index` for a directory URL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Turn {
+    /// The thread.
+    pub pid: u32,
+    /// When, on the trace's clock (see [`AuthGap::start`]).
+    pub at: i64,
+}
+
 /// An `auth` gap from the strace analysis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AuthGap {
@@ -117,6 +130,11 @@ pub struct AuthGap {
     pub seconds: f64,
     /// `bcrypt cost 12`, when the trace showed the hash prefix.
     pub detail: Option<String>,
+    /// Whether the call before the gap read (or closed) the password file: a check
+    /// starts there. An `auth` gap after another call of the same request (a worker
+    /// waiting for the CPU after its check, many requests on few cores) is not a
+    /// check of its own.
+    pub after_read: bool,
     /// `file:line` in the trace.
     pub at: String,
 }

@@ -8,7 +8,7 @@ use tlsgap_parser::format::{Item, Kind};
 use tlsgap_parser::strace::{self, Body, Stamp};
 use tlsgap_parser::{Escaping, Format, Role, TimeSpec};
 
-use super::model::{LogWrite, HEAD_MAX};
+use super::model::{LogWrite, Turn, HEAD_MAX};
 
 /// Where `%u` sits in the first bytes of an access-log line, so that the user can be
 /// read from a worker's `write()` of its log line even when strace cut the string at
@@ -192,6 +192,8 @@ pub struct WriteScan {
     /// `-r`: the sum of the deltas so far, in nanoseconds (the gaps' clock of the
     /// same trace, which sums them alike).
     relative: i64,
+    /// Where the workers turned to a request ([`Turn`]), in the trace's order.
+    turns: Vec<Turn>,
 }
 
 /// How a scan dates a `-t`/`-tt` time ([`WriteScan::new`]).
@@ -220,12 +222,14 @@ impl WriteScan {
             paths: Vec::new(),
             unprefixed: unprefixed_thread(input),
             relative: 0,
+            turns: Vec::new(),
         }
     }
 
-    /// Per write found, in order: the path written to, when `-y` showed it.
-    pub fn into_paths(self) -> Vec<Option<Vec<u8>>> {
-        self.paths
+    /// Per write found, in order: the path written to, when `-y` showed it; and the
+    /// moments the workers turned to a request ([`Turn`]).
+    pub fn into_parts(self) -> (Vec<Option<Vec<u8>>>, Vec<Turn>) {
+        (self.paths, self.turns)
     }
 }
 
@@ -291,10 +295,15 @@ impl WriteScan {
             Body::Unfinished { name, args } => (name, args, None),
             _ => return,
         };
+        let pid = t.pid.or(hint).unwrap_or(self.unprefixed);
+        let finished = !matches!(t.body, Body::Unfinished { .. });
+        if is_turn(name, call_args, finished) {
+            self.turns.push(Turn { pid, at });
+            return;
+        }
         if !matches!(name, b"write" | b"writev" | b"pwrite64") {
             return;
         }
-        let pid = t.pid.or(hint).unwrap_or(self.unprefixed);
         let len = written_len(name, call_args, ret);
         let mut args = strace::args(call_args);
         let Some(fd_arg) = args.next().filter(|a| may_be_log_fd(a)) else {
@@ -339,6 +348,33 @@ impl WriteScan {
     }
 }
 
+/// Whether a call shows its worker turning to a request ([`Turn`]): waiting for a
+/// connection or an event, or (`finished`: its buffer is printed) reading bytes that
+/// start with an HTTP request line (a method, a space, a target).
+fn is_turn(name: &[u8], args: &[u8], finished: bool) -> bool {
+    match name {
+        b"accept" | b"accept4" | b"epoll_wait" | b"epoll_pwait" | b"epoll_pwait2" | b"poll"
+        | b"ppoll" | b"select" | b"_newselect" | b"pselect6" => true,
+        // A resumed read prints its buffer first: the first string either way.
+        b"read" | b"recvfrom" | b"recv" | b"readv" if finished => strace::args(args)
+            .find_map(|a| first_string(a, 2))
+            .is_some_and(|(s, _)| request_line(&s)),
+        _ => false,
+    }
+}
+
+/// Whether `bytes` start like an HTTP/1 request: a method of capital letters (`GET`,
+/// `PROPFIND`, `VERSION-CONTROL`), one space, then the target.
+fn request_line(bytes: &[u8]) -> bool {
+    let method = bytes
+        .iter()
+        .take_while(|b| b.is_ascii_uppercase() || **b == b'-')
+        .count();
+    (3..=20).contains(&method)
+        && bytes.get(method) == Some(&b' ')
+        && bytes.get(method + 1).is_some_and(|b| b.is_ascii_graphic())
+}
+
 /// The first quoted string in an argument: the argument itself (`write`'s buffer) or
 /// the first inside its brackets and braces, `name=` prefixes dropped (`writev`'s
 /// `[{iov_base="...", iov_len=N}, ...]`), at most `depth` levels down.
@@ -371,6 +407,39 @@ mod tests {
 
     fn user(s: &str) -> Option<Logged> {
         Some(Logged::User(s.to_string()))
+    }
+
+    #[test]
+    fn turns_are_waits_and_request_reads() {
+        let trace = [
+            "16:31:26.669624 epoll_wait(11, [{events=EPOLLIN, data={u32=1, u64=1}}], 512, -1) = 1",
+            "16:31:27.685716 accept4(5, {sa_family=AF_INET, sin_port=htons(36472), sin_addr=inet_addr(\"127.0.0.1\")}, [112 => 16], SOCK_NONBLOCK) = 7",
+            "16:31:27.686147 recvfrom(7, \"GET /wiki/?n=0 HTTP/1.1\\r\\nHost: 1\"..., 1024, 0, NULL, NULL) = 131",
+            "16:31:27.686688 pread64(8, \"bcuser:$2y$12$7biIfGd1jbbBmhSTn1\"..., 2048, 0) = 415",
+            "16:31:27.686690 read(8, \"bcuser:$2y$12$7biIfGd1jbbBmhSTn1\"..., 4096) = 415",
+            "16:31:27.686700 read(8, \"GETTER: x\", 9) = 9",
+            "16:31:27.686710 read(9,  <unfinished ...>",
+            "[pid 4242] 16:31:27.686720 <... read resumed>\"PROPFIND /dav/ HTTP/1.1\\r\\n\", 8000) = 25",
+            "16:31:27.686730 poll([{fd=7, events=POLLIN}], 1, 5000) = 1 ([{fd=7, revents=POLLIN}])",
+        ];
+        let mut scan = WriteScan::new(UserSlot::COMBINED, None, 0);
+        let mut writes = Vec::new();
+        for line in trace {
+            scan.line(Some(30904), line.as_bytes(), &mut writes);
+        }
+        let (_, turns) = scan.into_parts();
+        let at: Vec<(u32, i64)> = turns.iter().map(|t| (t.pid, t.at % 1_000_000)).collect();
+        assert_eq!(
+            at,
+            [
+                (30904, 669_624),
+                (30904, 685_716),
+                (30904, 686_147),
+                (4242, 686_720),
+                (30904, 686_730)
+            ]
+        );
+        assert!(writes.is_empty());
     }
 
     #[test]

@@ -1014,24 +1014,11 @@ fn per_day_follows_tz() {
 /// user among the requests. nginx reopens the htpasswd file for every request; each
 /// bcrypt request's gap goes to its user through the worker's log write, with the
 /// status of its line; the {SHA} and unknown users pay nothing.
-#[test]
-fn real_nginx_auth_basic_gaps_go_to_their_users() {
+/// `htpasswd` in `d` holding `users` (name, password, `htpasswd` flags), made by the
+/// real `htpasswd`, and a page `www/index.html`.
+fn htpasswd_and_page(d: &Path, users: &[(&str, &str, &[&str])]) {
     use std::process::{Command, Stdio};
-    if !util::server_test_enabled(
-        "real_nginx_auth_basic_gaps_go_to_their_users",
-        &["nginx", "strace", "htpasswd", "curl"],
-        "nginx strace apache2-utils curl",
-    ) {
-        return;
-    }
-    let dir = KeepOnFailure(Some(util::tempdir()));
-    let d = dir.path().to_path_buf();
     let htpasswd = util::find_program("htpasswd").unwrap();
-    let users = [
-        ("bcuser", "correct horse", &["-B", "-C", "10"][..]),
-        ("ops@example.org", "battery staple", &["-B", "-C", "10"][..]),
-        ("shauser", "sha secret", &["-s"][..]),
-    ];
     for (i, (user, pw, flags)) in users.iter().enumerate() {
         let mut c = Command::new(&htpasswd);
         if i == 0 {
@@ -1049,7 +1036,13 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
     }
     std::fs::create_dir(d.join("www")).unwrap();
     std::fs::write(d.join("www").join("index.html"), "<p>private</p>\n").unwrap();
-    let mut nginx = util::TracedNginx::start(&d, |port| {
+}
+
+/// One nginx worker serving `d/www` behind `auth_basic` with `d/htpasswd`, logging
+/// `combined` to `d/access.log` in UTC, traced the way an operator does (`strace -tt
+/// -p`), strace in the zone `strace_tz` when given.
+fn traced_nginx_with_auth(d: &Path, strace_tz: Option<&str>) -> util::TracedNginx {
+    let conf = |port| {
         format!(
             "daemon off; worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
              events {{ worker_connections 16; }}\n\
@@ -1058,9 +1051,42 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
              location / {{ auth_basic \"private\"; auth_basic_user_file {d}/htpasswd; }} }} }}\n",
             d = d.display(),
         )
-    });
+    };
+    util::TracedNginx::start_in_zones(d, conf, strace_tz)
+}
+
+/// The status real curl gets for `url` with `user:pw`.
+fn curl_status(url: &str, user: &str, pw: &str) -> String {
+    let o = std::process::Command::new(util::find_program("curl").unwrap())
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u"])
+        .arg(format!("{user}:{pw}"))
+        .arg(url)
+        .output()
+        .unwrap();
+    util::stdout(&o)
+}
+
+#[test]
+fn real_nginx_auth_basic_gaps_go_to_their_users() {
+    if !util::server_test_enabled(
+        "real_nginx_auth_basic_gaps_go_to_their_users",
+        &["nginx", "strace", "htpasswd", "curl"],
+        "nginx strace apache2-utils curl",
+    ) {
+        return;
+    }
+    let dir = KeepOnFailure(Some(util::tempdir()));
+    let d = dir.path().to_path_buf();
+    htpasswd_and_page(
+        &d,
+        &[
+            ("bcuser", "correct horse", &["-B", "-C", "10"]),
+            ("ops@example.org", "battery staple", &["-B", "-C", "10"]),
+            ("shauser", "sha secret", &["-s"]),
+        ],
+    );
+    let mut nginx = traced_nginx_with_auth(&d, None);
     let port = nginx.port;
-    let curl = util::find_program("curl").unwrap();
     // (user, password, times, expected status)
     let plan: [(&str, &str, usize, &str); 7] = [
         ("bcuser", "correct horse", 3, "200"),
@@ -1074,13 +1100,8 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
     for round in 0..2 {
         for (user, pw, times, want) in plan {
             for _ in 0..times {
-                let o = Command::new(&curl)
-                    .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u"])
-                    .arg(format!("{user}:{pw}"))
-                    .arg(format!("http://127.0.0.1:{port}/index.html?r={round}"))
-                    .output()
-                    .unwrap();
-                assert_eq!(util::stdout(&o), want, "{user} {pw}");
+                let url = format!("http://127.0.0.1:{port}/index.html?r={round}");
+                assert_eq!(curl_status(&url, user, pw), want, "{user} {pw}");
             }
         }
     }
@@ -1129,6 +1150,142 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
         a["by_log_write"].as_u64().unwrap() >= 18,
         "nginx writes each request's line itself: {v}"
     );
+}
+
+/// nginx's `index` module answers a directory URL with an internal redirect to the
+/// index file, and the access phase runs again: `auth_basic` checks the password a
+/// second time, with no new request read between the two checks (audit of the strace
+/// variations, F2). Both checks are the request's, and its cost counts both.
+#[test]
+fn real_nginx_checks_a_directory_url_twice_and_both_checks_are_its_users() {
+    if !util::server_test_enabled(
+        "real_nginx_checks_a_directory_url_twice_and_both_checks_are_its_users",
+        &["nginx", "strace", "htpasswd", "curl"],
+        "nginx strace apache2-utils curl",
+    ) {
+        return;
+    }
+    let dir = KeepOnFailure(Some(util::tempdir()));
+    let d = dir.path().to_path_buf();
+    htpasswd_and_page(
+        &d,
+        &[
+            ("bcuser", "correct horse", &["-B", "-C", "10"]),
+            ("ops@example.org", "battery staple", &["-B", "-C", "10"]),
+        ],
+    );
+    let mut nginx = traced_nginx_with_auth(&d, None);
+    let base = format!("http://127.0.0.1:{}", nginx.port);
+    // bcuser asks for the directory: three times checked twice (200), once checked
+    // once (the wrong password ends it at the first check); ops@example.org asks for
+    // the file itself, checked once.
+    for (path, user, pw, want) in [
+        ("/", "bcuser", "correct horse", "200"),
+        ("/index.html", "ops@example.org", "battery staple", "200"),
+        ("/?n=1", "bcuser", "correct horse", "200"),
+        ("/", "bcuser", "wrong", "401"),
+        (
+            "/index.html?n=1",
+            "ops@example.org",
+            "battery staple",
+            "200",
+        ),
+        ("/?n=2", "bcuser", "correct horse", "200"),
+    ] {
+        assert_eq!(
+            curl_status(&format!("{base}{path}"), user, pw),
+            want,
+            "{path} {user}"
+        );
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    nginx.stop();
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let checks = trace.matches("htpasswd\", O_RDONLY").count();
+    assert_eq!(
+        checks, 9,
+        "nginx opened the password file once per check:\n{trace}"
+    );
+    let v = auth(
+        &d,
+        &[
+            "--log",
+            "access.log",
+            "--htpasswd",
+            "htpasswd",
+            "--traces",
+            "trace",
+        ],
+    );
+    let a = &v["attribution"];
+    assert_eq!(a["unattributed"], 0, "{v}");
+    let bc = user(&v, "bcuser");
+    assert_eq!(bc["observed_gaps"]["count"], 7, "{bc}");
+    assert_eq!(bc["observed_gaps_401"], 1, "{bc}");
+    assert_eq!(bc["checks_per_request"], 1.75, "{bc}");
+    let per_check = bc["htpasswd"]["server_seconds"].as_f64().unwrap();
+    let per_request = bc["cost_per_request_seconds"].as_f64().unwrap();
+    assert!((per_request - 1.75 * per_check).abs() < 1e-9, "{bc}");
+    let ops = user(&v, "ops@example.org");
+    assert_eq!(ops["observed_gaps"]["count"], 2, "{ops}");
+    assert!(ops["checks_per_request"].is_null(), "{ops}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("bcuser: the traces show 7 password checks in 4 requests"),
+        "{notes}"
+    );
+}
+
+/// strace prints `-tt` times in the zone of the shell it ran in; an operator in Tokyo
+/// tracing a server that logs in UTC gets times 9 h off the log's (audit of the strace
+/// variations, F3). The report says so and names the zone; given it, the checks meet
+/// their log lines (the wrong password's 401 among them).
+#[test]
+fn traces_taken_in_another_zone_than_the_log_are_said_to_be() {
+    if !util::server_test_enabled(
+        "traces_taken_in_another_zone_than_the_log_are_said_to_be",
+        &["nginx", "strace", "htpasswd", "curl"],
+        "nginx strace apache2-utils curl",
+    ) {
+        return;
+    }
+    let dir = KeepOnFailure(Some(util::tempdir()));
+    let d = dir.path().to_path_buf();
+    htpasswd_and_page(&d, &[("bcuser", "correct horse", &["-B", "-C", "10"])]);
+    let mut nginx = traced_nginx_with_auth(&d, Some("Asia/Tokyo"));
+    let base = format!("http://127.0.0.1:{}/index.html", nginx.port);
+    for (pw, want) in [
+        ("correct horse", "200"),
+        ("wrong", "401"),
+        ("correct horse", "200"),
+    ] {
+        assert_eq!(curl_status(&base, "bcuser", pw), want);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    nginx.stop();
+    let args = [
+        "--log",
+        "access.log",
+        "--htpasswd",
+        "htpasswd",
+        "--traces",
+        "trace",
+    ];
+    let v = auth(&d, &args);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("looks like UTC+09:00; give --trace-tz +09:00"),
+        "{notes}"
+    );
+    let given = auth(&d, &[&args[..], &["--trace-tz", "Asia/Tokyo"]].concat());
+    assert!(
+        !given["notes"].to_string().contains("--trace-tz"),
+        "{given}"
+    );
+    let bc = user(&given, "bcuser");
+    assert_eq!(bc["observed_gaps"]["count"], 3, "{bc}");
+    assert_eq!(bc["observed_gaps_401"], 1, "{bc}");
+    assert_eq!(bc["observed_gaps_status_unknown"], 0, "{bc}");
 }
 
 #[test]

@@ -439,6 +439,16 @@ impl TracedNginx {
     /// Start nginx in `dir` with the configuration `conf(port)` returns (`daemon off`,
     /// one worker), wait until its worker accepts connections, and attach strace to it.
     pub fn start(dir: &Path, conf: impl FnOnce(u16) -> String) -> TracedNginx {
+        TracedNginx::start_in_zones(dir, conf, None)
+    }
+
+    /// [`TracedNginx::start`], nginx logging in UTC and strace run with `TZ` set to
+    /// `strace_tz` (an operator's shell in another zone than the server's clock).
+    pub fn start_in_zones(
+        dir: &Path,
+        conf: impl FnOnce(u16) -> String,
+        strace_tz: Option<&str>,
+    ) -> TracedNginx {
         use std::io::Read;
         use std::process::{Command, Stdio};
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -449,6 +459,7 @@ impl TracedNginx {
         let conf_path = dir.join("nginx.conf");
         std::fs::write(&conf_path, conf(port)).unwrap();
         let master = Command::new(find_program("nginx").unwrap())
+            .env("TZ", "UTC")
             .args(["-p", path_str(dir), "-c", path_str(&conf_path)])
             .stderr(Stdio::null())
             .spawn()
@@ -477,7 +488,11 @@ impl TracedNginx {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         let worker = worker.expect("nginx worker");
-        let mut strace = Command::new(find_program("strace").unwrap())
+        let mut strace = Command::new(find_program("strace").unwrap());
+        if let Some(tz) = strace_tz {
+            strace.env("TZ", tz);
+        }
+        let mut strace = strace
             .args(["-tt", "-p", &worker, "-o", path_str(&nginx.trace)])
             .stderr(Stdio::piped())
             .spawn()
