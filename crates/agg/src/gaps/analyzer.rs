@@ -634,6 +634,10 @@ impl Shared {
     ) {
         if let Some(i) = self.input(idx) {
             i.calls += 1;
+            if let Some(v) = c.ret.value {
+                i.results += 1;
+                i.succeeded |= v >= 0;
+            }
             if c.duration_ns.is_some() {
                 i.calls_with_duration += 1;
             }

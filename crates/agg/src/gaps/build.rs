@@ -3,6 +3,10 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// An input with at least this many calls with a result, none of them a success,
+/// was traced with `strace -Z` ([`Shared::report`]).
+const FAILED_ONLY_CALLS: u64 = 5;
+
 impl Shared {
     // -------------------------------------------------------------- report
 
@@ -14,21 +18,43 @@ impl Shared {
         // measure a gap: a 0.25 s bcrypt check reads as 0 or 1 s, two of three vanish
         // and the third is fitted to the wrong cost (audit of 2026-11-28). Its
         // intervals are left out, and a note names it.
-        let coarse: Vec<bool> = self
+        //
+        // Likewise an input in which every one of many calls failed: `strace -Z`
+        // (`--failed-only`) hides the successful calls, and the time between two failed
+        // ones is idle waits and work alike (audit F5: 4 s of "cpu" gaps in idle
+        // workers).
+        let unmeasurable: Vec<Option<String>> = self
             .inputs
             .iter()
-            .map(|i| i.stamps >= 2 && !i.fractional)
+            .map(|i| {
+                if i.stamps >= 2 && !i.fractional {
+                    Some(format!(
+                        "{}: its stamps are whole seconds (strace -t, or --timestamps with \
+                         precision:s): no gap can be measured from them (a 0.25 s wait \
+                         reads as 0 or 1 s), so none is reported; run strace with -tt or \
+                         -ttt",
+                        i.name
+                    ))
+                } else if i.results >= FAILED_ONLY_CALLS && !i.succeeded {
+                    Some(format!(
+                        "{}: every one of its {} calls failed, as in a trace made with \
+                         strace -Z (--failed-only), which leaves out the calls that \
+                         succeeded: the time between two failed calls is not a gap, so \
+                         none is reported; run strace without -Z",
+                        i.name, i.results
+                    ))
+                } else {
+                    None
+                }
+            })
             .collect();
-        if coarse.contains(&true) {
-            intervals.retain(|iv| !coarse.get(iv.input as usize).copied().unwrap_or(false));
-            for (input, _) in self.inputs.iter().zip(&coarse).filter(|(_, &c)| c) {
-                notes.insert(format!(
-                    "{}: its stamps are whole seconds (strace -t, or --timestamps with \
-                     precision:s): no gap can be measured from them (a 0.25 s wait reads \
-                     as 0 or 1 s), so none is reported; run strace with -tt or -ttt",
-                    input.name
-                ));
-            }
+        if unmeasurable.iter().any(Option::is_some) {
+            intervals.retain(|iv| {
+                unmeasurable
+                    .get(iv.input as usize)
+                    .is_none_or(Option::is_none)
+            });
+            notes.extend(unmeasurable.into_iter().flatten());
         }
         let mut unresolved = 0u64;
         let mut all: Vec<(Gap, bool)> = Vec::with_capacity(intervals.len());

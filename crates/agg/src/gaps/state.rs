@@ -364,6 +364,10 @@ pub(super) struct InputState {
     pub(super) first: Option<i64>,
     pub(super) last: Option<i64>,
     pub(super) calls: u64,
+    /// Calls with a numeric result, and whether any of them succeeded: none in many
+    /// means only failed calls were traced (`strace -Z`), the rest hidden.
+    pub(super) results: u64,
+    pub(super) succeeded: bool,
     pub(super) calls_with_duration: u64,
     pub(super) never_resumed: u64,
     pub(super) resumed_without_start: u64,

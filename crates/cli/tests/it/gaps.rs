@@ -404,6 +404,45 @@ fn a_time_window_splits_the_gaps_of_ttt_traces() {
 /// 0.3 s) and once with `-t`, from which no gap is reported and a note names the file
 /// (audit of 2026-11-28: three bcrypt checks of 0.25 s read as one of 1.000 s, fitted
 /// to the wrong cost, and a CPU gap that never happened).
+/// `strace -Z` (`--failed-only`) prints only the calls that failed: the time between
+/// two of them holds the hidden successful calls, here 0.3 s sleeps, which were read
+/// as CPU gaps (audit of the strace variations, F5).
+#[test]
+fn a_trace_of_failed_calls_only_measures_no_gap_and_says_so() {
+    if !util::server_test_enabled(
+        "a_trace_of_failed_calls_only_measures_no_gap_and_says_so",
+        &["strace", "python3"],
+        "strace python3",
+    ) {
+        return;
+    }
+    let dir = util::tempdir();
+    let program = "import os, time\n\
+        for i in range(6):\n\
+        \x20   os.path.exists('/nonexistent/tlsgap-%d' % i)\n\
+        \x20   time.sleep(0.3)\n";
+    for (name, flags) in [("trace-Z", &["-Z"][..]), ("trace-all", &[][..])] {
+        let o = std::process::Command::new("strace")
+            .args(["-f", "-tt"])
+            .args(flags)
+            .arg("-o")
+            .arg(dir.path().join(name))
+            .args(["python3", "-c", program])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let failed = std::fs::read_to_string(dir.path().join("trace-Z")).unwrap();
+    assert!(failed.contains("/nonexistent/tlsgap-5"), "{failed}");
+    let only = gaps_json(dir.path(), &["trace-Z".to_string()]);
+    assert!(list(&only, "gaps").is_empty(), "-Z: {only}");
+    let notes = only["notes"].to_string();
+    assert!(notes.contains("trace-Z: every one of its"), "{notes}");
+    assert!(notes.contains("strace -Z"), "{notes}");
+    let all = gaps_json(dir.path(), &["trace-all".to_string()]);
+    assert!(!all["notes"].to_string().contains("-Z"), "{all}");
+}
+
 #[test]
 fn whole_second_stamps_measure_no_gap_and_say_so() {
     if !util::server_test_enabled(
