@@ -33,6 +33,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         window: Some(window),
         by: args.by.map(|p| (p.into(), zone.clone())),
         hosts: args.hosts.clone(),
+        newest: args.format == TlsFormat::Prom,
     };
     let MergeOutcome {
         report,
@@ -42,7 +43,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         rows,
         outside_window,
         periods,
-        newest_us: _,
+        newest_us,
     } = merge::run(&opts, &stderr_notes(false))?;
     let summary = format!(
         "rows: {} from {} Parquet file(s) in {} day partition(s){}{}",
@@ -61,8 +62,11 @@ pub fn run(args: MergeArgs) -> Result<ExitCode> {
         }
     );
     let mut out = output::open(output_path.as_deref())?;
-    // No --state here: the counters are those of the rows read.
-    let counters = tlsgap_agg::Totals::of_report(&report, None);
+    // No --state here: the counters are those of the rows read, and the newest row's
+    // time is the newest log line's (`tlsgap_last_processed_timestamp_seconds`, as
+    // `tls` writes it: staleness alerts on a merge-fed dashboard need it too).
+    let newest = newest_us.map(|us| us as f64 / 1e6);
+    let counters = tlsgap_agg::Totals::of_report(&report, newest);
     let shown = Shown {
         format: args.format,
         csv_raw: args.csv.raw,

@@ -150,6 +150,7 @@ fn over_dataset(args: &WhatifArgs, opts: &WhatifOptions, shown: &Shown) -> Resul
         window: Some(window),
         by: None,
         hosts: Vec::new(),
+        newest: false,
     };
     let (report, scanned) =
         whatif::run_dataset(&selection, opts, &crate::run::stderr_notes(input.quiet))?;

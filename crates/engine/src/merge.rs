@@ -63,6 +63,9 @@ pub struct MergeOptions {
     /// `--host` (repeatable): only these hosts' parts (`host=` directories, or the
     /// host in `part-HOST-N.parquet`); empty: every host.
     pub hosts: Vec<String>,
+    /// Read `time` for [`MergeOutcome::newest_us`] even when nothing else needs it
+    /// (Prometheus' `tlsgap_last_processed_timestamp_seconds`).
+    pub newest: bool,
 }
 
 /// What the merge found.
@@ -401,12 +404,14 @@ struct TlsVisit<'a> {
     by: Option<&'a (Period, Zone)>,
     trend: TrendCounter,
     newest_us: Option<i64>,
+    /// Whether `newest_us` is asked for ([`MergeOptions::newest`]).
+    newest: bool,
     key: String,
 }
 
 impl Visit for TlsVisit<'_> {
     fn wants_time(&self) -> bool {
-        self.by.is_some() || matches!(self.counter, Counter::Clients(_))
+        self.newest || self.by.is_some() || matches!(self.counter, Counter::Clients(_))
     }
 
     fn wants_user_agent(&self) -> bool {
@@ -751,6 +756,7 @@ pub fn run(opts: &MergeOptions, notes: &Notes) -> Result<MergeOutcome> {
         by: opts.by.as_ref(),
         trend: TrendCounter::default(),
         newest_us: None,
+        newest: opts.newest,
         key: String::new(),
     };
     let scanned = scan(opts, &mut visit, notes)?;

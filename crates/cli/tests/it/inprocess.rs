@@ -343,6 +343,7 @@ fn export_and_merge_in_process_equal_the_binary() {
             window: None,
             by: None,
             hosts: Vec::new(),
+            newest: false,
         },
         &Notes::collect(),
     )

@@ -377,6 +377,77 @@ fn prom_without_state_counts_the_input_read_and_clients_stay_gauges() {
     promtool_accepts(test, &clients);
 }
 
+/// `merge --format prom` over the export of a log writes the families `tls --format
+/// prom` writes for the log, `tlsgap_last_processed_timestamp_seconds` among them
+/// (the README's staleness alert reads it; audit of 2026-11-28, F12: merge left it
+/// out), with the same value.
+#[test]
+fn merge_prom_has_the_families_and_the_newest_time_of_tls_prom() {
+    let test = "merge_prom_has_the_families_and_the_newest_time_of_tls_prom";
+    let site = Site::new();
+    let mut text = String::new();
+    // Out of order in the file: the newest line is not the last one.
+    for (i, (stamp, protocol, cipher)) in [
+        (
+            "28/Nov/2026:09:15:02 +0100",
+            "TLSv1.3",
+            "TLS_AES_128_GCM_SHA256",
+        ),
+        (
+            "28/Nov/2026:10:59:59 +0100",
+            "TLSv1.2",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+        ),
+        ("28/Nov/2026:10:00:00 +0100", "TLSv1", "DES-CBC3-SHA"),
+        ("28/Nov/2026:10:30:00 +0100", "-", "-"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        text.push_str(&format!(
+            "2001:db8::{i} - - [{stamp}] \"GET /x HTTP/1.1\" 200 512 \"-\" \"curl/8\" \
+             {protocol} {cipher}\n"
+        ));
+    }
+    site.write(&text);
+    let log = site.path("access.log");
+    let dataset = site.path("dataset");
+    let o = tlsgap()
+        .args([
+            "export",
+            "-q",
+            "--format",
+            "parquet",
+            "--partition-by",
+            "date",
+        ])
+        .args(["--log-format", "combinedssl", "--host", "web1"])
+        .args(["-o", path_str(&dataset), path_str(&log)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let tls = single_run(&[&log], &[]);
+    let o = tlsgap()
+        .args(["merge", "--format", "prom", path_str(&dataset)])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let merged = String::from_utf8(o.stdout).unwrap();
+    let families = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("# TYPE ") || l.starts_with("# HELP "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(families(&merged), families(&tls), "{merged}");
+    let newest = "tlsgap_last_processed_timestamp_seconds";
+    // 2026-11-28 09:59:59 UTC.
+    assert_eq!(value(&tls, newest), Some(1_795_859_999.0), "{tls}");
+    assert_eq!(value(&merged, newest), value(&tls, newest), "{merged}");
+    assert_eq!(counters(&merged), counters(&tls));
+    promtool_accepts(test, &merged);
+}
+
 #[test]
 fn prom_bad_labels_are_usage_errors() {
     let mut site = Site::new();
