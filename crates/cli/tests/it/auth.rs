@@ -1055,6 +1055,28 @@ fn traced_nginx_with_auth(d: &Path, strace_tz: Option<&str>) -> util::TracedNgin
     util::TracedNginx::start_in_zones(d, conf, strace_tz)
 }
 
+/// A real-nginx auth test's set-up: `d/htpasswd` with `users` and the traced nginx
+/// ([`traced_nginx_with_auth`]); `None` when server tests are skipped. The directory
+/// is kept when the test fails.
+fn nginx_auth_setup(
+    test: &str,
+    users: &[(&str, &str, &[&str])],
+    strace_tz: Option<&str>,
+) -> Option<(KeepOnFailure, std::path::PathBuf, util::TracedNginx)> {
+    if !util::server_test_enabled(
+        test,
+        &["nginx", "strace", "htpasswd", "curl"],
+        "nginx strace apache2-utils curl",
+    ) {
+        return None;
+    }
+    let dir = KeepOnFailure(Some(util::tempdir()));
+    let d = dir.path().to_path_buf();
+    htpasswd_and_page(&d, users);
+    let nginx = traced_nginx_with_auth(&d, strace_tz);
+    Some((dir, d, nginx))
+}
+
 /// The status real curl gets for `url` with `user:pw`.
 fn curl_status(url: &str, user: &str, pw: &str) -> String {
     let o = std::process::Command::new(util::find_program("curl").unwrap())
@@ -1068,24 +1090,17 @@ fn curl_status(url: &str, user: &str, pw: &str) -> String {
 
 #[test]
 fn real_nginx_auth_basic_gaps_go_to_their_users() {
-    if !util::server_test_enabled(
+    let Some((_dir, d, mut nginx)) = nginx_auth_setup(
         "real_nginx_auth_basic_gaps_go_to_their_users",
-        &["nginx", "strace", "htpasswd", "curl"],
-        "nginx strace apache2-utils curl",
-    ) {
-        return;
-    }
-    let dir = KeepOnFailure(Some(util::tempdir()));
-    let d = dir.path().to_path_buf();
-    htpasswd_and_page(
-        &d,
         &[
             ("bcuser", "correct horse", &["-B", "-C", "10"]),
             ("ops@example.org", "battery staple", &["-B", "-C", "10"]),
             ("shauser", "sha secret", &["-s"]),
         ],
-    );
-    let mut nginx = traced_nginx_with_auth(&d, None);
+        None,
+    ) else {
+        return;
+    };
     let port = nginx.port;
     // (user, password, times, expected status)
     let plan: [(&str, &str, usize, &str); 7] = [
@@ -1158,23 +1173,16 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
 /// variations, F2). Both checks are the request's, and its cost counts both.
 #[test]
 fn real_nginx_checks_a_directory_url_twice_and_both_checks_are_its_users() {
-    if !util::server_test_enabled(
+    let Some((_dir, d, mut nginx)) = nginx_auth_setup(
         "real_nginx_checks_a_directory_url_twice_and_both_checks_are_its_users",
-        &["nginx", "strace", "htpasswd", "curl"],
-        "nginx strace apache2-utils curl",
-    ) {
-        return;
-    }
-    let dir = KeepOnFailure(Some(util::tempdir()));
-    let d = dir.path().to_path_buf();
-    htpasswd_and_page(
-        &d,
         &[
             ("bcuser", "correct horse", &["-B", "-C", "10"]),
             ("ops@example.org", "battery staple", &["-B", "-C", "10"]),
         ],
-    );
-    let mut nginx = traced_nginx_with_auth(&d, None);
+        None,
+    ) else {
+        return;
+    };
     let base = format!("http://127.0.0.1:{}", nginx.port);
     // bcuser asks for the directory: three times checked twice (200), once checked
     // once (the wrong password ends it at the first check); ops@example.org asks for
@@ -1242,17 +1250,13 @@ fn real_nginx_checks_a_directory_url_twice_and_both_checks_are_its_users() {
 /// their log lines (the wrong password's 401 among them).
 #[test]
 fn traces_taken_in_another_zone_than_the_log_are_said_to_be() {
-    if !util::server_test_enabled(
+    let Some((_dir, d, mut nginx)) = nginx_auth_setup(
         "traces_taken_in_another_zone_than_the_log_are_said_to_be",
-        &["nginx", "strace", "htpasswd", "curl"],
-        "nginx strace apache2-utils curl",
-    ) {
+        &[("bcuser", "correct horse", &["-B", "-C", "10"])],
+        Some("Asia/Tokyo"),
+    ) else {
         return;
-    }
-    let dir = KeepOnFailure(Some(util::tempdir()));
-    let d = dir.path().to_path_buf();
-    htpasswd_and_page(&d, &[("bcuser", "correct horse", &["-B", "-C", "10"])]);
-    let mut nginx = traced_nginx_with_auth(&d, Some("Asia/Tokyo"));
+    };
     let base = format!("http://127.0.0.1:{}/index.html", nginx.port);
     for (pw, want) in [
         ("correct horse", "200"),
