@@ -94,17 +94,33 @@ fn evaluate(args: CheckArgs) -> (CheckResult, Option<RunSummary>) {
     (checked.result, checked.state)
 }
 
+/// The default WARNING and CRITICAL thresholds of a figure's `--NAME-warn` and
+/// `--NAME-crit` (shares 0-1; seconds for `auth`), as `tlsgap check --help` gives them.
+fn default_limits(name: &str) -> (f64, f64) {
+    match name {
+        "legacy" => (0.01, 0.05),
+        "insecure" => (0.0, 0.01),
+        "malformed" => (0.01, 0.10),
+        _ => (0.05, 0.25),
+    }
+}
+
 fn judge_args(args: CheckArgs) -> Checked {
     let unknown = |why: String| Checked {
         result: unknown(why),
         state: None,
     };
-    let pairs = [
+    // The thresholds as given (`None`: not given), then with their defaults.
+    let given = [
         ("legacy", args.legacy_warn, args.legacy_crit),
         ("insecure", args.insecure_warn, args.insecure_crit),
         ("malformed", args.malformed_warn, args.malformed_crit),
         ("auth", args.auth_warn, args.auth_crit),
     ];
+    let pairs = given.map(|(name, warn, crit)| {
+        let (w, c) = default_limits(name);
+        (name, warn.unwrap_or(w), crit.unwrap_or(c))
+    });
     for (name, warn, crit) in pairs {
         if warn > crit {
             return unknown(format!(
@@ -114,16 +130,22 @@ fn judge_args(args: CheckArgs) -> Checked {
             ));
         }
     }
-    let mut limits = [
-        Limits::above(args.legacy_warn, args.legacy_crit),
-        Limits::above(args.insecure_warn, args.insecure_crit),
-        Limits::above(args.malformed_warn, args.malformed_crit),
-        Limits::above(args.auth_warn, args.auth_crit),
-    ];
+    let mut limits = pairs.map(|(_, warn, crit)| Limits::above(warn, crit));
     let mut requests = None;
     if let Some(metric) = args.metric {
         if args.warning.is_none() && args.critical.is_none() {
             return unknown("usage: --metric needs -w/--warning or -c/--critical".into());
+        }
+        // -w/-c replace the figure's own thresholds: both given is two answers to one
+        // question (audit of 2026-11-28, F11: the --legacy-* ones were dropped unsaid).
+        let own = given.iter().find(|(name, warn, crit)| {
+            metric.name() == *name && (warn.is_some() || crit.is_some())
+        });
+        if let Some((name, _, _)) = own {
+            return unknown(format!(
+                "usage: --metric {name} with -w/-c sets the {name} thresholds, and so do \
+                 --{name}-warn/--{name}-crit: give one of them"
+            ));
         }
         // A range not given never alerts.
         let never = Range::parse("~:").unwrap_or(Range::upto(f64::INFINITY));

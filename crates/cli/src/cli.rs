@@ -713,29 +713,32 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// WARNING above this share (0-1) of TLS requests on SSLv2, SSLv3, TLS 1.0 or 1.1.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = share)]
-    pub legacy_warn: f64,
+    /// WARNING above this share (0-1) of TLS requests on SSLv2, SSLv3, TLS 1.0 or 1.1
+    /// (default 0.01).
+    #[arg(long, value_name = "SHARE", value_parser = share)]
+    pub legacy_warn: Option<f64>,
 
-    /// CRITICAL above this share (0-1) of TLS requests on SSLv2, SSLv3, TLS 1.0 or 1.1.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.05, value_parser = share)]
-    pub legacy_crit: f64,
+    /// CRITICAL above this share (0-1) of TLS requests on SSLv2, SSLv3, TLS 1.0 or 1.1
+    /// (default 0.05).
+    #[arg(long, value_name = "SHARE", value_parser = share)]
+    pub legacy_crit: Option<f64>,
 
-    /// WARNING above this share (0-1) of TLS requests with an insecure suite (0: any).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.0, value_parser = share)]
-    pub insecure_warn: f64,
+    /// WARNING above this share (0-1) of TLS requests with an insecure suite (default 0:
+    /// any).
+    #[arg(long, value_name = "SHARE", value_parser = share)]
+    pub insecure_warn: Option<f64>,
 
-    /// CRITICAL above this share (0-1) of TLS requests with an insecure suite.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = share)]
-    pub insecure_crit: f64,
+    /// CRITICAL above this share (0-1) of TLS requests with an insecure suite (default 0.01).
+    #[arg(long, value_name = "SHARE", value_parser = share)]
+    pub insecure_crit: Option<f64>,
 
-    /// WARNING above this share (0-1) of lines that do not fit the log format.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.01, value_parser = share)]
-    pub malformed_warn: f64,
+    /// WARNING above this share (0-1) of lines that do not fit the log format (default 0.01).
+    #[arg(long, value_name = "SHARE", value_parser = share)]
+    pub malformed_warn: Option<f64>,
 
-    /// CRITICAL above this share (0-1) of lines that do not fit the log format.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.10, value_parser = share)]
-    pub malformed_crit: f64,
+    /// CRITICAL above this share (0-1) of lines that do not fit the log format (default 0.10).
+    #[arg(long, value_name = "SHARE", value_parser = share)]
+    pub malformed_crit: Option<f64>,
 
     /// Also check this htpasswd file: the slowest user's verification time.
     ///
@@ -744,13 +747,13 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub htpasswd: Option<PathBuf>,
 
-    /// WARNING when a user's verification takes longer than this (seconds).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.05, value_parser = seconds)]
-    pub auth_warn: f64,
+    /// WARNING when a user's verification takes longer than this (seconds) (default 0.05).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub auth_warn: Option<f64>,
 
-    /// CRITICAL when a user's verification takes longer than this (seconds).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.25, value_parser = seconds)]
-    pub auth_crit: f64,
+    /// CRITICAL when a user's verification takes longer than this (seconds) (default 0.25).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub auth_crit: Option<f64>,
 
     /// WARNING when the newest line is older than AGE (`30m`, `2h`, `1d`), and when no
     /// line falls inside --since/--until (without this flag an empty window is UNKNOWN);
@@ -809,6 +812,19 @@ pub enum CheckMetric {
     Auth,
     /// TLS requests read.
     Requests,
+}
+
+impl CheckMetric {
+    /// The name `--metric` takes (and the `--NAME-warn`/`--NAME-crit` flags use).
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckMetric::Legacy => "legacy",
+            CheckMetric::Insecure => "insecure",
+            CheckMetric::Malformed => "malformed",
+            CheckMetric::Auth => "auth",
+            CheckMetric::Requests => "requests",
+        }
+    }
 }
 
 fn share(s: &str) -> Result<f64, String> {

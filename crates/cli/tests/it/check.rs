@@ -564,6 +564,32 @@ fn ranges_for_each_metric() {
     assert!(l.contains("--warning"), "{l}");
     let o = check(&["-q", "-w", "10", f]);
     assert_eq!(code(&o), 3);
+    // -w/-c of --metric legacy and --legacy-warn/--legacy-crit both set the legacy
+    // thresholds: UNKNOWN (usage), not one silently dropped.
+    for own in [["--legacy-warn", "0.01"], ["--legacy-crit", "0.02"]] {
+        let mut args = vec!["-q", "--metric", "legacy", "-w", "0.5", "-c", "0.9"];
+        args.extend(own);
+        args.push(f);
+        let o = check(&args);
+        let l = status(&o, "UNKNOWN", 3);
+        assert!(
+            l.contains("--metric legacy with -w/-c sets the legacy thresholds"),
+            "{l}"
+        );
+    }
+    // Another figure's own thresholds stay with it: the legacy share (4.2%) is over
+    // --legacy-warn 0.01 while --metric insecure judges the insecure share.
+    let o = check(&[
+        "-q",
+        "--metric",
+        "insecure",
+        "-w",
+        "0.5",
+        "--legacy-warn",
+        "0.01",
+        f,
+    ]);
+    status(&o, "WARNING", 1);
 }
 
 /// Too few requests to judge, and a check that hangs: UNKNOWN.
