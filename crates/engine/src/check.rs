@@ -463,7 +463,10 @@ fn judge(
         if let Some((age, now)) = opts.stale_after {
             if let Some(newest) = collected.newest_us {
                 let old = (now - newest).max(0);
-                let stale = old > age;
+                // Judged in the whole seconds the perfdata shows, so that the state and
+                // the figure agree under the guidelines' "above the threshold" rule (a
+                // line 1800.4 s old was a WARNING shown as 1800s;1800: outputs audit F6).
+                let stale = old / 1_000_000 > age / 1_000_000;
                 items.push(Item {
                     state: if stale { State::Warning } else { State::Ok },
                     text: if stale {

@@ -25,9 +25,19 @@ fn dist_cells(d: &Dist) -> Vec<String> {
 /// Where a gap's detail lines start.
 const DETAIL: usize = 11;
 
+/// A thread's number as the table shows it: `?` for 0, the lines of a trace that
+/// carry no PID (one process traced without `-f`), where 0 would read as the kernel's
+/// idle task (strace audit F7; JSON and CSV keep 0).
+fn pid_text(pid: u32) -> String {
+    match pid {
+        0 => "?".to_string(),
+        p => p.to_string(),
+    }
+}
+
 fn gap_block(out: &mut String, g: &Gap, width: usize) {
     let head = format!("{:>8}s  {}", secs(g.seconds), g.cause.as_str());
-    let pid = format!("pid {}", g.pid);
+    let pid = format!("pid {}", pid_text(g.pid));
     match &g.detail {
         // The cause's detail in parentheses on the first line when it fits there,
         // else folded on lines of its own under it.
@@ -176,7 +186,7 @@ pub fn render(r: &GapsReport, width: usize) -> String {
             .take(10)
             .map(|p| {
                 vec![
-                    p.pid.to_string(),
+                    pid_text(p.pid),
                     thousands(p.gaps.count),
                     secs(p.gaps.total_seconds),
                     thousands(p.blocked.count),

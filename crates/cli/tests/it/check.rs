@@ -495,6 +495,55 @@ fn stale_after_warns_on_an_old_log_and_an_empty_window() {
     assert_eq!(code(&o), 3);
 }
 
+/// At the `--stale-after` boundary the state agrees with the perfdata it prints: a
+/// WARNING only when the age shown is above the threshold shown (a line 1800.4 s old
+/// was a WARNING with `newest_line_age_seconds=1800s;1800`).
+#[test]
+fn stale_after_state_agrees_with_its_perfdata_at_the_boundary() {
+    let dir = util::tempdir();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    for back in [1799, 1800, 1801] {
+        let stamp = chrono::DateTime::from_timestamp(now - back, 0)
+            .unwrap()
+            .format("%d/%b/%Y:%H:%M:%S +0000");
+        let f = dir.path().join(format!("age-{back}.log"));
+        std::fs::write(
+            &f,
+            format!(
+                "192.0.2.1 - - [{stamp}] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl/8\" \
+                 TLSv1.3 TLS_AES_128_GCM_SHA256\n"
+            ),
+        )
+        .unwrap();
+        let o = check(&[
+            "-q",
+            "--log-format",
+            "combinedssl",
+            "--stale-after",
+            "30m",
+            path_str(&f),
+        ]);
+        let out = stdout(&o);
+        let perf = out
+            .split("newest_line_age_seconds=")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{out}"));
+        let (shown, rest) = perf.split_once("s;").unwrap();
+        let threshold: i64 = rest.split(';').next().unwrap().parse().unwrap();
+        let shown: i64 = shown.parse().unwrap();
+        assert_eq!(threshold, 1800, "{out}");
+        assert!(shown >= back, "{out}");
+        assert_eq!(
+            out.contains("log stale"),
+            shown > threshold,
+            "{back}: {out}"
+        );
+    }
+}
+
 /// `check` writes its status line to standard output only: `-o` is not offered.
 /// The only input missing, or a directory: the UNKNOWN line names it and says why
 /// (it said "no input could be opened", the name only on standard error, which

@@ -443,6 +443,49 @@ fn a_trace_of_failed_calls_only_measures_no_gap_and_says_so() {
     assert!(!all["notes"].to_string().contains("-Z"), "{all}");
 }
 
+/// One process traced without `-f` (`strace -tt -o trace -p PID` of one worker): its
+/// lines carry no PID. The table shows `pid ?`, not `pid 0` (the kernel's idle task;
+/// strace audit F7); JSON keeps 0.
+#[test]
+fn a_trace_without_pids_shows_no_pid_in_the_table() {
+    if !util::server_test_enabled(
+        "a_trace_without_pids_shows_no_pid_in_the_table",
+        &["strace", "python3"],
+        "strace python3",
+    ) {
+        return;
+    }
+    let dir = util::tempdir();
+    let program = "import time\n\
+        for _ in range(2):\n\
+        \x20   end = time.monotonic() + 0.3\n\
+        \x20   while time.monotonic() < end:\n\
+        \x20       pass\n\
+        \x20   print(flush=True)\n";
+    let o = std::process::Command::new("strace")
+        .args(["-tt", "-o"])
+        .arg(dir.path().join("trace"))
+        .args(["python3", "-c", program])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = gaps_json(dir.path(), &["trace".to_string()]);
+    // The first spin is a gap; the second, after a write to the pipe, may be read as
+    // blocked in that write (no -T).
+    let spins = list(&v, "gaps");
+    assert!(!spins.is_empty(), "{v}");
+    assert!(spins.iter().all(|g| g["pid"] == 0), "{v}");
+    let o = util::tlsgap()
+        .current_dir(dir.path())
+        .args(["gaps", "--min-gap", "0.1", "trace"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let text = util::stdout(&o);
+    assert!(text.contains("  pid ?"), "{text}");
+    assert!(!text.contains("pid 0"), "{text}");
+}
+
 #[test]
 fn whole_second_stamps_measure_no_gap_and_say_so() {
     if !util::server_test_enabled(
