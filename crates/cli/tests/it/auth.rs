@@ -1077,6 +1077,16 @@ fn nginx_auth_setup(
     Some((dir, d, nginx))
 }
 
+/// `tlsgap auth`'s evidence in a [`nginx_auth_setup`] directory.
+const NGINX_AUTH_ARGS: [&str; 6] = [
+    "--log",
+    "access.log",
+    "--htpasswd",
+    "htpasswd",
+    "--traces",
+    "trace",
+];
+
 /// The status real curl gets for `url` with `user:pw`.
 fn curl_status(url: &str, user: &str, pw: &str) -> String {
     let o = std::process::Command::new(util::find_program("curl").unwrap())
@@ -1122,17 +1132,7 @@ fn real_nginx_auth_basic_gaps_go_to_their_users() {
     }
     std::thread::sleep(std::time::Duration::from_millis(200));
     nginx.stop();
-    let v = auth(
-        &d,
-        &[
-            "--log",
-            "access.log",
-            "--htpasswd",
-            "htpasswd",
-            "--traces",
-            "trace",
-        ],
-    );
+    let v = auth(&d, &NGINX_AUTH_ARGS);
     let a = &v["attribution"];
     assert!(a["unattributed"].as_u64().unwrap() <= 1, "{v}");
     assert_eq!(a["user_cut_off"], 0, "{v}");
@@ -1214,17 +1214,7 @@ fn real_nginx_checks_a_directory_url_twice_and_both_checks_are_its_users() {
         checks, 9,
         "nginx opened the password file once per check:\n{trace}"
     );
-    let v = auth(
-        &d,
-        &[
-            "--log",
-            "access.log",
-            "--htpasswd",
-            "htpasswd",
-            "--traces",
-            "trace",
-        ],
-    );
+    let v = auth(&d, &NGINX_AUTH_ARGS);
     let a = &v["attribution"];
     assert_eq!(a["unattributed"], 0, "{v}");
     let bc = user(&v, "bcuser");
@@ -1267,14 +1257,7 @@ fn traces_taken_in_another_zone_than_the_log_are_said_to_be() {
     }
     std::thread::sleep(std::time::Duration::from_millis(200));
     nginx.stop();
-    let args = [
-        "--log",
-        "access.log",
-        "--htpasswd",
-        "htpasswd",
-        "--traces",
-        "trace",
-    ];
+    let args = NGINX_AUTH_ARGS;
     let v = auth(&d, &args);
     let notes = v["notes"].to_string();
     assert!(

@@ -404,6 +404,19 @@ fn a_time_window_splits_the_gaps_of_ttt_traces() {
 /// 0.3 s) and once with `-t`, from which no gap is reported and a note names the file
 /// (audit of 2026-11-28: three bcrypt checks of 0.25 s read as one of 1.000 s, fitted
 /// to the wrong cost, and a CPU gap that never happened).
+/// A Python program that spins 0.3 s of CPU `times` times, printing a line after
+/// each: a real process with known CPU gaps to trace.
+fn spin_program(times: usize) -> String {
+    format!(
+        "import time\n\
+         for _ in range({times}):\n\
+         \x20   end = time.monotonic() + 0.3\n\
+         \x20   while time.monotonic() < end:\n\
+         \x20       pass\n\
+         \x20   print(flush=True)\n"
+    )
+}
+
 /// `strace -Z` (`--failed-only`) prints only the calls that failed: the time between
 /// two of them holds the hidden successful calls, here 0.3 s sleeps, which were read
 /// as CPU gaps (audit of the strace variations, F5).
@@ -456,16 +469,11 @@ fn a_trace_without_pids_shows_no_pid_in_the_table() {
         return;
     }
     let dir = util::tempdir();
-    let program = "import time\n\
-        for _ in range(2):\n\
-        \x20   end = time.monotonic() + 0.3\n\
-        \x20   while time.monotonic() < end:\n\
-        \x20       pass\n\
-        \x20   print(flush=True)\n";
+    let program = spin_program(2);
     let o = std::process::Command::new("strace")
         .args(["-tt", "-o"])
         .arg(dir.path().join("trace"))
-        .args(["python3", "-c", program])
+        .args(["python3", "-c", program.as_str()])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -496,17 +504,12 @@ fn whole_second_stamps_measure_no_gap_and_say_so() {
         return;
     }
     let dir = util::tempdir();
-    let program = "import time\n\
-        for _ in range(3):\n\
-        \x20   end = time.monotonic() + 0.3\n\
-        \x20   while time.monotonic() < end:\n\
-        \x20       pass\n\
-        \x20   print(flush=True)\n";
+    let program = spin_program(3);
     for stamps in ["-tt", "-t"] {
         let o = std::process::Command::new("strace")
             .args(["-f", stamps, "-T", "-o"])
             .arg(dir.path().join(format!("trace{stamps}")))
-            .args(["python3", "-c", program])
+            .args(["python3", "-c", program.as_str()])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
