@@ -403,16 +403,43 @@ impl<'r> Index<'r> {
     }
 }
 
-/// Attribute `gap` to the request that paid for it. `same_pid` holds the starts of
-/// every auth gap of the gap's thread, sorted, and `turns` the moments it turned to a
-/// request ([`super::model::Turn`]), sorted (empty: none traced); `writes` the
-/// access-log writes of the traces.
+/// What attribution knows of a gap's thread, each sorted: the starts of its auth gaps,
+/// the moments it turned to a request ([`super::model::Turn`]; empty: none traced),
+/// and the moments it wrote an access-log line.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Thread<'a> {
+    pub gaps: &'a [i64],
+    pub turns: &'a [i64],
+    pub wrote: &'a [i64],
+}
+
+impl Thread<'_> {
+    /// Whether the thread went on to another request between `from` and `to`: it
+    /// turned to one, or logged one.
+    pub fn moved_on(&self, from: i64, to: i64) -> bool {
+        any_in(self.turns, from, to) || any_in(self.wrote, from, to)
+    }
+}
+
+/// Whether sorted `at` holds a moment in `from..to`.
+fn any_in(at: &[i64], from: i64, to: i64) -> bool {
+    let i = at.partition_point(|&t| t < from);
+    at.get(i).is_some_and(|&t| t < to)
+}
+
+/// Attribute `gap` to the request that paid for it; `thread` is what is known of its
+/// thread, `writes` the access-log writes of the traces.
 pub(crate) fn attribute(
     gap: &AuthGap,
-    (same_pid, turns): (&[i64], &[i64]),
+    thread: Thread<'_>,
     index: &Index<'_>,
     writes: &[LogWrite],
 ) -> Result<Payer, Unattributed> {
+    let Thread {
+        gaps: same_pid,
+        turns,
+        ..
+    } = thread;
     let mut ambiguous = false;
     let mid = match (gap.epoch_start, gap.epoch_end) {
         (Some(s), Some(e)) => Some(s + (e - s) / 2),
@@ -437,16 +464,9 @@ pub(crate) fn attribute(
     // With the thread's turns traced, a later check with neither a turn nor a log
     // write of the thread before it is the same request's (a check again after an
     // internal redirect): the write after it is still this gap's.
-    let new_request = |start: i64| {
-        let from = turns.partition_point(|&t| t < gap.end);
-        turns.get(from).is_some_and(|&t| t < start)
-            || writes
-                .iter()
-                .any(|w| w.pid == gap.pid && w.at >= gap.end && w.at < start)
-    };
     let later = || same_pid.iter().copied().filter(|&start| start > gap.start);
     let next_gap = later()
-        .find(|&start| turns.is_empty() || new_request(start))
+        .find(|&start| turns.is_empty() || thread.moved_on(gap.end, start))
         .unwrap_or(i64::MAX);
     let checked_again = later().any(|start| start < next_gap);
     let mut after: Vec<(usize, &LogWrite)> = writes
@@ -588,6 +608,16 @@ mod tests {
         }
     }
 
+    /// A thread with these gap starts, turns and the times of these writes.
+    fn thread<'a>(gaps: &'a [i64], turns: &'a [i64], writes: &[LogWrite]) -> Thread<'a> {
+        let wrote: Vec<i64> = writes.iter().map(|w| w.at).collect();
+        Thread {
+            gaps,
+            turns,
+            wrote: Vec::leak(wrote),
+        }
+    }
+
     fn named_write(pid: u32, at: i64, user: &str) -> LogWrite {
         LogWrite {
             user: Some(user.into()),
@@ -606,7 +636,7 @@ mod tests {
         let w = [named_write(7, S + 800_000, "bob")];
         let index = Index::new(&[], true, &w);
         for g in &gaps {
-            let payer = attribute(g, (&starts, &turns), &index, &w).unwrap();
+            let payer = attribute(g, thread(&starts, &turns, &w), &index, &w).unwrap();
             assert_eq!(
                 (payer.user.as_str(), payer.method),
                 ("bob", Method::LogWrite)
@@ -615,12 +645,12 @@ mod tests {
         // A turn between the checks: two requests, the first logged nothing of its own.
         let turned = [S / 2, S + 350_000, 2 * S];
         assert_eq!(
-            attribute(&gaps[0], (&starts, &turned), &index, &w),
+            attribute(&gaps[0], thread(&starts, &turned, &w), &index, &w),
             Err(Unattributed::NoEvidence)
         );
         // No turns traced at all: nothing says the checks are one request's.
         assert_eq!(
-            attribute(&gaps[0], (&starts, &[]), &index, &w),
+            attribute(&gaps[0], thread(&starts, &[], &w), &index, &w),
             Err(Unattributed::NoEvidence)
         );
         // Two writes naming two users after checks of one request (an HTTP/2
@@ -631,10 +661,10 @@ mod tests {
         ];
         let index = Index::new(&[], true, &two);
         assert_eq!(
-            attribute(&gaps[0], (&starts, &turns), &index, &two),
+            attribute(&gaps[0], thread(&starts, &turns, &two), &index, &two),
             Err(Unattributed::Ambiguous)
         );
-        let last = attribute(&gaps[1], (&starts, &turns), &index, &two).unwrap();
+        let last = attribute(&gaps[1], thread(&starts, &turns, &two), &index, &two).unwrap();
         assert_eq!(last.user, "bob");
         // A log write between the checks ends a request, turn or not (Apache's event
         // MPM hands a kept-alive TLS connection to a thread that reads it at once).
@@ -643,7 +673,7 @@ mod tests {
             named_write(7, S + 800_000, "bob"),
         ];
         let index = Index::new(&[], true, &each);
-        let first = attribute(&gaps[0], (&starts, &[S / 2]), &index, &each).unwrap();
+        let first = attribute(&gaps[0], thread(&starts, &[S / 2], &each), &index, &each).unwrap();
         assert_eq!(first.user, "carol");
     }
 
@@ -679,7 +709,7 @@ mod tests {
             "127.0.0.1 - alexandra.longname@e",
         )];
         let index = Index::new(&requests, false, &w);
-        let payer = attribute(&g, (&[g.start], &[]), &index, &w).unwrap();
+        let payer = attribute(&g, thread(&[g.start], &[], &[]), &index, &w).unwrap();
         assert_eq!(payer.user, "alexandra.longname@example.org");
         assert_eq!(payer.method, Method::LogLine);
         assert_eq!(payer.status, Some(401));
@@ -688,7 +718,7 @@ mod tests {
         let g2 = gap(7, 300 * S - 300_000, 300 * S - 50_000);
         let index = Index::new(&requests, false, &late);
         assert_eq!(
-            attribute(&g2, (&[g2.start], &[]), &index, &late),
+            attribute(&g2, thread(&[g2.start], &[], &[]), &index, &late),
             Err(Unattributed::Cut(Some(64)))
         );
     }
@@ -791,7 +821,7 @@ mod tests {
             write(4 * S + 427_882, 176),
         ];
         let index = Index::new(&requests, false, &w);
-        let payer = attribute(&g, (&[g.start], &[]), &index, &w).unwrap();
+        let payer = attribute(&g, thread(&[g.start], &[], &[]), &index, &w).unwrap();
         assert_eq!(
             (payer.user.as_str(), payer.method, payer.status),
             ("bc13user", Method::LogWrite, Some(401))
@@ -813,7 +843,7 @@ mod tests {
         let index = Index::new(&requests, false, &blind);
         assert_eq!(pinned_statuses(&index, 1), [None]);
         assert_eq!(
-            attribute(&g, (&[g.start], &[]), &index, &blind)
+            attribute(&g, thread(&[g.start], &[], &[]), &index, &blind)
                 .unwrap()
                 .status,
             None
@@ -870,7 +900,11 @@ mod tests {
         let index = Index::new(&requests, false, &w);
         let statuses: Vec<Option<u16>> = g
             .iter()
-            .map(|g| attribute(g, (&starts, &[]), &index, &w).unwrap().status)
+            .map(|g| {
+                attribute(g, thread(&starts, &[], &[]), &index, &w)
+                    .unwrap()
+                    .status
+            })
             .collect();
         assert_eq!(statuses, [Some(401), Some(200)]);
         // With one descriptor (one log, or `-y` keeping the given log's writes) the
@@ -878,7 +912,7 @@ mod tests {
         let mine = [w[1].clone(), w[3].clone()];
         let index = Index::new(&requests, false, &mine);
         assert_eq!(
-            attribute(&g[0], (&starts, &[]), &index, &mine)
+            attribute(&g[0], thread(&starts, &[], &[]), &index, &mine)
                 .unwrap()
                 .status,
             Some(401)
@@ -899,7 +933,7 @@ mod tests {
         )];
         let index = Index::new(&requests, false, &w);
         assert_eq!(
-            attribute(&g, (&[g.start], &[]), &index, &w),
+            attribute(&g, thread(&[g.start], &[], &[]), &index, &w),
             Err(Unattributed::Cut(Some(64)))
         );
     }
@@ -916,12 +950,12 @@ mod tests {
         let g = gap(7, 10 * S + 950_000, 11 * S + 250_000);
         let index = Index::new(&requests, false, &[]);
         assert_eq!(
-            attribute(&g, (&[g.start], &[]), &index, &[]),
+            attribute(&g, thread(&[g.start], &[], &[]), &index, &[]),
             Err(Unattributed::Ambiguous)
         );
         // With sub-second times the windows are exact and only bob's holds it.
         let index = Index::new(&requests, true, &[]);
-        let payer = attribute(&g, (&[g.start], &[]), &index, &[]).unwrap();
+        let payer = attribute(&g, thread(&[g.start], &[], &[]), &index, &[]).unwrap();
         assert_eq!((payer.user.as_str(), payer.method), ("bob", Method::Time));
     }
 
@@ -935,7 +969,7 @@ mod tests {
         let index = Index::new(&requests, false, &[]);
         let g = gap(7, 10 * S + 500_000, 10 * S + 800_000);
         assert_eq!(
-            attribute(&g, (&[g.start], &[]), &index, &[]),
+            attribute(&g, thread(&[g.start], &[], &[]), &index, &[]),
             Err(Unattributed::Ambiguous)
         );
         // The worker's own write settles it, and its line gives the status.
@@ -951,7 +985,7 @@ mod tests {
             len: None,
         }];
         let index = Index::new(&requests, false, &w);
-        let payer = attribute(&g, (&[g.start], &[]), &index, &w).unwrap();
+        let payer = attribute(&g, thread(&[g.start], &[], &[]), &index, &w).unwrap();
         assert_eq!(
             (payer.user.as_str(), payer.method, payer.status),
             ("bob", Method::LogWrite, Some(401))

@@ -360,17 +360,9 @@ pub fn join(ev: &Evidence) -> AuthReport {
     let mut attribution = Attribution::default();
     if let Some(gaps) = &ev.gaps {
         evidence.push("traces");
-        let mut starts: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
-        for g in gaps {
-            starts.entry(g.pid).or_default().push(g.start);
-        }
-        starts.values_mut().for_each(|v| v.sort_unstable());
-        let mut turns: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
-        for t in &ev.turns {
-            turns.entry(t.pid).or_default().push(t.at);
-        }
-        turns.values_mut().for_each(|v| v.sort_unstable());
-        let request_of = requests_checked(gaps, &turns, &ev.writes);
+        let threads = ThreadTimes::of(gaps, &ev.turns, &ev.writes);
+        let thread = |pid: u32| threads.get(&pid).map(ThreadTimes::view).unwrap_or_default();
+        let request_of = requests_checked(gaps, thread);
         let index = Index::new(requests, ev.sub_second_times, &ev.writes);
         let mut cut_limit: Option<usize> = None;
         // A gap with no password read before it, in a request with a check that has
@@ -387,9 +379,7 @@ pub fn join(ev: &Evidence) -> AuthReport {
                 attribution.not_checks += 1;
                 continue;
             }
-            let same_pid = starts.get(&g.pid).map_or(&[][..], Vec::as_slice);
-            let turns = turns.get(&g.pid).map_or(&[][..], Vec::as_slice);
-            match attribute::attribute(g, (same_pid, turns), &index, &ev.writes) {
+            match attribute::attribute(g, thread(g.pid), &index, &ev.writes) {
                 Ok(payer) => {
                     match payer.method {
                         Method::PidAndTime => attribution.by_pid_and_time += 1,
@@ -733,24 +723,52 @@ fn shift_text(minutes: i64) -> String {
     }
 }
 
+/// Per thread, sorted: the starts of its auth gaps, its turns ([`Turn`]) and its
+/// access-log writes ([`attribute::Thread`] borrows them).
+#[derive(Debug, Default)]
+struct ThreadTimes {
+    gaps: Vec<i64>,
+    turns: Vec<i64>,
+    wrote: Vec<i64>,
+}
+
+impl ThreadTimes {
+    fn of(gaps: &[AuthGap], turns: &[Turn], writes: &[LogWrite]) -> BTreeMap<u32, ThreadTimes> {
+        let mut out: BTreeMap<u32, ThreadTimes> = BTreeMap::new();
+        for g in gaps {
+            out.entry(g.pid).or_default().gaps.push(g.start);
+        }
+        for t in turns {
+            out.entry(t.pid).or_default().turns.push(t.at);
+        }
+        for w in writes {
+            out.entry(w.pid).or_default().wrote.push(w.at);
+        }
+        for t in out.values_mut() {
+            t.gaps.sort_unstable();
+            t.turns.sort_unstable();
+            t.wrote.sort_unstable();
+        }
+        out
+    }
+
+    fn view(&self) -> attribute::Thread<'_> {
+        attribute::Thread {
+            gaps: &self.gaps,
+            turns: &self.turns,
+            wrote: &self.wrote,
+        }
+    }
+}
+
 /// Per gap, the traced request it checked the password of: a number shared by a
 /// thread's consecutive gaps with neither a turn to a request ([`Turn`]) nor an
 /// access-log write of the thread between them. A thread without turns traced gives
 /// each gap its own.
-fn requests_checked(
+fn requests_checked<'t>(
     gaps: &[AuthGap],
-    turns: &BTreeMap<u32, Vec<i64>>,
-    writes: &[LogWrite],
+    thread: impl Fn(u32) -> attribute::Thread<'t>,
 ) -> Vec<usize> {
-    let mut wrote: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
-    for w in writes {
-        wrote.entry(w.pid).or_default().push(w.at);
-    }
-    wrote.values_mut().for_each(|v| v.sort_unstable());
-    let any_in = |at: &[i64], from: i64, to: i64| {
-        let i = at.partition_point(|&t| t < from);
-        at.get(i).is_some_and(|&t| t < to)
-    };
     let mut order: Vec<usize> = (0..gaps.len()).collect();
     order.sort_by_key(|&k| gaps.get(k).map(|g| (g.pid, g.start)));
     let mut out = vec![0; gaps.len()];
@@ -759,12 +777,8 @@ fn requests_checked(
     for k in order {
         let Some(g) = gaps.get(k) else { continue };
         let same = last.is_some_and(|p| {
-            let t = turns.get(&g.pid).map_or(&[][..], Vec::as_slice);
-            let w = wrote.get(&g.pid).map_or(&[][..], Vec::as_slice);
-            p.pid == g.pid
-                && !t.is_empty()
-                && !any_in(t, p.end, g.start)
-                && !any_in(w, p.end, g.start)
+            let t = thread(g.pid);
+            p.pid == g.pid && !t.turns.is_empty() && !t.moved_on(p.end, g.start)
         });
         if !same {
             request += 1;

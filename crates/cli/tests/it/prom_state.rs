@@ -412,20 +412,7 @@ fn merge_prom_has_the_families_and_the_newest_time_of_tls_prom() {
     site.write(&text);
     let log = site.path("access.log");
     let dataset = site.path("dataset");
-    let o = tlsgap()
-        .args([
-            "export",
-            "-q",
-            "--format",
-            "parquet",
-            "--partition-by",
-            "date",
-        ])
-        .args(["--log-format", "combinedssl", "--host", "web1"])
-        .args(["-o", path_str(&dataset), path_str(&log)])
-        .output()
-        .unwrap();
-    assert_code(&o, 0);
+    crate::dataset::export(&dataset, "web1", &log);
     let tls = single_run(&[&log], &[]);
     let o = tlsgap()
         .args(["merge", "--format", "prom", path_str(&dataset)])
